@@ -15,6 +15,7 @@
 //!
 //! Start with the [`policy`] module documentation: it walks through writing a policy.
 
+mod alloc;
 pub mod dist;
 mod error;
 mod event;

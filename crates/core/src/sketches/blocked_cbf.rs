@@ -35,11 +35,8 @@ impl BlockedCountingBloomFilter {
         nonzero("m", m)?;
         sizing::check_k(k)?;
         let per_line = 512 / bits.bits() as u64;
-        let lines = m.div_ceil(per_line);
-        if lines > isize::MAX as u64 / 64 {
-            return Err(ParamError::new("m", m, "a number of counters that fits in memory"));
-        }
-        Ok(Self { lines: vec![Line::default(); lines as usize], k, bits, seed: DEFAULT_SEED })
+        let lines = crate::alloc::filled(m.div_ceil(per_line), "m", m)?;
+        Ok(Self { lines, k, bits, seed: DEFAULT_SEED })
     }
 
     /// A filter sized for `n` pages at false-positive rate `p`, with the same counter
@@ -51,7 +48,7 @@ impl BlockedCountingBloomFilter {
     /// A filter occupying `bytes` bytes of counters (rounded up to a cache line).
     pub fn with_bytes(bytes: u64, k: u32, bits: CounterBits) -> Result<Self, ParamError> {
         nonzero("bytes", bytes)?;
-        Self::new(bytes * 8 / bits.bits() as u64, k, bits)
+        Self::new(bytes.saturating_mul(8) / bits.bits() as u64, k, bits)
     }
 
     /// Uses `seed` for hashing instead of the default.

@@ -29,11 +29,8 @@ impl CountingBloomFilter {
         nonzero("m", m)?;
         sizing::check_k(k)?;
         let per_word = 1u64 << bits.per_word_log2();
-        let words = m.div_ceil(per_word);
-        if words > isize::MAX as u64 / 8 {
-            return Err(ParamError::new("m", m, "a number of counters that fits in memory"));
-        }
-        Ok(Self { words: vec![0; words as usize], m, k, bits, seed: DEFAULT_SEED })
+        let words = crate::alloc::filled(m.div_ceil(per_word), "m", m)?;
+        Ok(Self { words, m, k, bits, seed: DEFAULT_SEED })
     }
 
     /// A filter sized for `n` pages at false-positive rate `p` (HybridTier §4.2 formula,
@@ -46,7 +43,7 @@ impl CountingBloomFilter {
     /// A filter occupying `bytes` bytes of counters.
     pub fn with_bytes(bytes: u64, k: u32, bits: CounterBits) -> Result<Self, ParamError> {
         nonzero("bytes", bytes)?;
-        Self::new(bytes * 8 / bits.bits() as u64, k, bits)
+        Self::new(bytes.saturating_mul(8) / bits.bits() as u64, k, bits)
     }
 
     /// Uses `seed` for hashing instead of the default (independent filters over the same

@@ -29,9 +29,8 @@ impl CountMinSketch {
         if depth > 64 {
             return Err(ParamError::new("depth", depth, "at most 64 rows"));
         }
-        let cells = (depth as u64).checked_mul(width).filter(|&c| c <= isize::MAX as u64 / 4);
-        let cells = cells.ok_or_else(|| ParamError::new("width", width, "a sketch that fits in memory"))?;
-        Ok(Self { counts: vec![0; cells as usize], depth, width, seed: DEFAULT_SEED, total: 0 })
+        let counts = crate::alloc::filled(width.saturating_mul(depth as u64), "width", width)?;
+        Ok(Self { counts, depth, width, seed: DEFAULT_SEED, total: 0 })
     }
 
     /// The smallest sketch with over-estimate at most `epsilon·N` with probability at

@@ -3,7 +3,7 @@
 //! threshold).
 
 /// Number of bins: bin 0 holds count 0, bin `b ≥ 1` holds counts in `[2^(b-1), 2^b)`.
-pub const BINS: usize = 33;
+pub const BINS: usize = 65;
 
 /// Pages (weighted: a 2 MiB huge page can weigh 512) per log2 bin of access count.
 ///
@@ -19,7 +19,9 @@ pub struct HotnessHistogram {
 /// The hot threshold chosen by [`HotnessHistogram::threshold`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HotThreshold {
-    /// Pages in bins `>= bin` are hot. `BINS` when not even the hottest bin fits.
+    /// Pages in bins `>= bin` are hot: the lowest non-empty bin of the hot set.
+    /// `BINS` when the hot set is empty (nothing accessed, or the hottest bin alone
+    /// overflows the capacity).
     pub bin: usize,
     /// The smallest count that is hot: `2^(bin-1)`.
     pub min_count: u64,
@@ -44,7 +46,7 @@ impl HotnessHistogram {
     /// The bin of `count`.
     #[inline]
     pub fn bin_of(count: u64) -> usize {
-        (64 - count.leading_zeros()).min(BINS as u32 - 1) as usize
+        (64 - count.leading_zeros()) as usize
     }
 
     /// Adds `pages` pages with access count `count`.
@@ -93,9 +95,10 @@ impl HotnessHistogram {
         self.bins = [0; BINS];
     }
 
-    /// The lowest threshold whose hot set (pages in bins at or above it) still fits in
-    /// `capacity_pages`: the largest hot set that fits the fast tier. Pages never
-    /// accessed (bin 0) are never hot.
+    /// The threshold whose hot set (pages in bins at or above it) is the largest that
+    /// still fits in `capacity_pages`, placed at the lowest non-empty bin of that set so
+    /// that pages of counts between it and the next lower non-empty bin are not
+    /// counted hot for free. Pages never accessed (bin 0) are never hot.
     pub fn threshold(&self, capacity_pages: u64) -> HotThreshold {
         let mut hot = 0u64;
         let mut bin = BINS;
@@ -104,7 +107,9 @@ impl HotnessHistogram {
                 break;
             }
             hot += self.bins[b];
-            bin = b;
+            if self.bins[b] > 0 {
+                bin = b; // the lowest non-empty bin: empty bins below add nothing
+            }
         }
         HotThreshold {
             bin,

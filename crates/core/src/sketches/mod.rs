@@ -8,7 +8,7 @@
 //! | [`CountMinSketch`] + [`TopKTable`] = [`CmTopK`] | M5 §5.1 (HPT/HWT) | H × W counters + K entries |
 //! | [`SpaceSaving`] | M5 §5.1, §6 (Mithril-style comparison point) | N entries |
 //! | [`ExactCounter`] | HeMem / MEMTIS per-page counts | 16 B per tracked page |
-//! | [`HotnessHistogram`] | MEMTIS, used by FreqTier §V-C-a and HybridTier §3.1 | 33 bins |
+//! | [`HotnessHistogram`] | MEMTIS, used by FreqTier §V-C-a and HybridTier §3.1 | 65 bins |
 //!
 //! Every structure reports the heap bytes it really allocated (`heap_bytes`), which is
 //! what policies add up in [`crate::Policy::metadata_bytes`].
@@ -19,6 +19,7 @@ mod cm_sketch;
 mod coalesce;
 mod counters;
 mod exact;
+pub mod footprint;
 mod histogram;
 pub mod sizing;
 mod space_saving;
