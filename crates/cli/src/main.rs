@@ -1,1 +1,37 @@
-fn main(){}
+//! The `tierkit` command.
+
+mod args;
+mod sketches_cmd;
+
+use clap::{Parser, Subcommand};
+
+/// tierkit: memory tiering for CXL. Keeps a process's hot pages in fast DRAM and its
+/// cold pages in slower CXL memory; runs the same policies live and in a simulator.
+#[derive(Parser)]
+#[command(name = "tierkit", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Tracking memory of each hotness structure at the papers' default sizing.
+    Sketches {
+        /// Fast-tier (DRAM) size, e.g. 16GiB.
+        #[arg(long, default_value = "16GiB", value_parser = args::parse_size)]
+        fast: u64,
+        /// Fast:slow capacity ratio, e.g. 1:16.
+        #[arg(long, default_value = "1:16", value_parser = args::parse_ratio)]
+        ratio: (u64, u64),
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Sketches { fast, ratio, json } => sketches_cmd::run(fast, ratio, json),
+    }
+}

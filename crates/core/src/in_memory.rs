@@ -146,8 +146,11 @@ impl Memory for InMemory {
 
     fn migrate(&mut self, pages: &[Page], to: TierId, out: &mut Vec<MoveStatus>) {
         for &page in pages {
-            let status =
-                if self.pages.contains_key(&page) { self.place(page, to, self.pages[&page].1) } else { MoveStatus::NotResident };
+            let status = if self.pages.contains_key(&page) {
+                self.place(page, to, self.pages[&page].1)
+            } else {
+                MoveStatus::NotResident
+            };
             out.push(status);
         }
     }

@@ -50,13 +50,24 @@ impl Default for Mover {
 impl Mover {
     /// A mover making calls of `batch` pages, at most `max_pages_per_round` per round.
     pub fn new(batch: usize, max_pages_per_round: usize) -> Self {
-        Self { batch: batch.max(1), max_pages_per_round, stats: MoveStats::default(), pages: Vec::new(), statuses: Vec::new() }
+        Self {
+            batch: batch.max(1),
+            max_pages_per_round,
+            stats: MoveStats::default(),
+            pages: Vec::new(),
+            statuses: Vec::new(),
+        }
     }
 
     /// Executes up to `max_pages_per_round` migrations from the front of `plan`,
     /// appending `(migration, status)` to `results` in plan order (hand them to
     /// [`crate::Policy::on_moved`]). Returns the number of pages that moved.
-    pub fn execute(&mut self, plan: &mut Plan, mem: &mut dyn Memory, results: &mut Vec<(Migration, MoveStatus)>) -> usize {
+    pub fn execute(
+        &mut self,
+        plan: &mut Plan,
+        mem: &mut dyn Memory,
+        results: &mut Vec<(Migration, MoveStatus)>,
+    ) -> usize {
         let todo: Vec<Migration> = plan.take_front(self.max_pages_per_round).collect();
         let mut moved = 0;
         for run in todo.chunk_by(|a, b| a.to == b.to) {

@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use tierkit_core::dist::{Rng, Zipf};
 use tierkit_core::hash::mix64;
 use tierkit_core::sketches::sizing::{blocked_false_positive_rate, counters_for, false_positive_rate};
-use tierkit_core::sketches::{BlockedCountingBloomFilter, Coalescer, CounterBits, CountingBloomFilter, ExactCounter, FrequencySketch};
+use tierkit_core::sketches::{
+    BlockedCountingBloomFilter, Coalescer, CounterBits, CountingBloomFilter, ExactCounter, FrequencySketch,
+};
 
 fn bits_strategy() -> impl Strategy<Value = CounterBits> {
     prop_oneof![Just(CounterBits::Four), Just(CounterBits::Eight), Just(CounterBits::Sixteen)]

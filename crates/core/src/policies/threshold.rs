@@ -63,7 +63,9 @@ impl ThresholdPolicy {
         if params.hot_threshold == 0 || params.hot_threshold > CounterBits::Four.max() {
             return Err(ParamError::new("hot_threshold", params.hot_threshold, "1 to 15 (4-bit counters)"));
         }
-        if !(0.0..=1.0).contains(&params.promoting_wmark) || !(params.promoting_wmark..=1.0).contains(&params.demoting_wmark) {
+        if !(0.0..=1.0).contains(&params.promoting_wmark)
+            || !(params.promoting_wmark..=1.0).contains(&params.demoting_wmark)
+        {
             return Err(ParamError::new(
                 "demoting_wmark",
                 params.demoting_wmark,
@@ -73,7 +75,8 @@ impl ThresholdPolicy {
         if params.scan_batch == 0 {
             return Err(ParamError::new("scan_batch", 0, "at least 1 page"));
         }
-        let counts = BlockedCountingBloomFilter::with_error_rate(fast_pages, params.filter_error_rate, 4, CounterBits::Four)?;
+        let counts =
+            BlockedCountingBloomFilter::with_error_rate(fast_pages, params.filter_error_rate, 4, CounterBits::Four)?;
         Ok(Self { params, counts, cursor: ScanCursor::default(), scratch: Vec::new(), last_age: 0 })
     }
 

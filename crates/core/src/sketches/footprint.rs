@@ -5,7 +5,9 @@
 //! sizing rule its allocation follows) so that large machines can be reported without
 //! allocating gigabytes.
 
-use super::{BlockedCountingBloomFilter, CmTopK, CounterBits, CountingBloomFilter, ExactCounter, FrequencySketch, SpaceSaving};
+use super::{
+    BlockedCountingBloomFilter, CmTopK, CounterBits, CountingBloomFilter, ExactCounter, FrequencySketch, SpaceSaving,
+};
 use crate::error::{nonzero, ParamError};
 use crate::types::HUGE_PAGE_PAGES;
 
@@ -43,16 +45,22 @@ pub fn footprint(fast_pages: u64, slow_pages: u64) -> Result<Vec<FootprintRow>, 
     let huge_n = fast_pages.div_ceil(HUGE_PAGE_PAGES);
     let huge_freq = BlockedCountingBloomFilter::with_error_rate(huge_n, p, k, CounterBits::Sixteen)?;
     let huge_counters = huge_freq.lines() * huge_freq.counters_per_line();
-    let huge_momentum = BlockedCountingBloomFilter::new((huge_counters / MOMENTUM_SHRINK).max(1), k, CounterBits::Sixteen)?;
+    let huge_momentum =
+        BlockedCountingBloomFilter::new((huge_counters / MOMENTUM_SHRINK).max(1), k, CounterBits::Sixteen)?;
     let hpt = CmTopK::m5_hpt(M5_TOP_K)?;
     let space_saving = SpaceSaving::new(M5_SPACE_SAVING_ENTRIES)?;
-    let exact = usize::try_from(managed).map_err(|_| ParamError::new("slow_pages", slow_pages, "a page count that fits in memory"))?;
+    let exact = usize::try_from(managed)
+        .map_err(|_| ParamError::new("slow_pages", slow_pages, "a page count that fits in memory"))?;
     let row = |structure, sizing: String, bytes: usize| FootprintRow { structure, sizing, heap_bytes: bytes as u64 };
     Ok(vec![
         row("cbf", format!("4-bit, k={k}, p={p}, n=fast pages"), freq.heap_bytes()),
         row("blocked-cbf", format!("4-bit, k={k}, p={p}, n=fast pages"), blocked.heap_bytes()),
         row("hybridtier", "blocked frequency + momentum (1/128)".into(), blocked.heap_bytes() + momentum.heap_bytes()),
-        row("hybridtier-huge", "16-bit, n=fast 2 MiB pages, + momentum".into(), huge_freq.heap_bytes() + huge_momentum.heap_bytes()),
+        row(
+            "hybridtier-huge",
+            "16-bit, n=fast 2 MiB pages, + momentum".into(),
+            huge_freq.heap_bytes() + huge_momentum.heap_bytes(),
+        ),
         row("exact-map", "16 B slot per managed page, load <= 3/4".into(), ExactCounter::heap_bytes_for(exact)),
         row("m5-hpt", format!("count-min 4x8192 + top-{M5_TOP_K}"), hpt.heap_bytes()),
         row("space-saving", format!("{M5_SPACE_SAVING_ENTRIES} entries"), space_saving.heap_bytes()),

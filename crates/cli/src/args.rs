@@ -1,0 +1,68 @@
+//! Parsers for the command line's value syntax: sizes (`16GiB`) and fast:slow ratios
+//! (`1:16`). Each error names the input and says what was expected.
+
+use anyhow::{bail, Context, Result};
+
+/// Bytes in `text`: a number with an optional unit `B`, `K/KiB`, `M/MiB`, `G/GiB`,
+/// `T/TiB` (binary units; `KB`, `MB`, ... are read as binary too, as memory sizes are).
+pub fn parse_size(text: &str) -> Result<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 =
+        num.parse().with_context(|| format!("size {text:?}: expected a number with a unit, like 16GiB"))?;
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        other => bail!("size {text:?}: unknown unit {other:?} (use B, KiB, MiB, GiB or TiB)"),
+    };
+    let bytes = value * (1u64 << shift) as f64;
+    if !(bytes.is_finite() && bytes >= 1.0 && bytes < u64::MAX as f64) {
+        bail!("size {text:?}: must be at least 1 byte and below 16 EiB");
+    }
+    Ok(bytes as u64)
+}
+
+/// A fast:slow capacity ratio such as `1:16`, as `(fast, slow)`.
+pub fn parse_ratio(text: &str) -> Result<(u64, u64)> {
+    let (f, s) = text.split_once(':').with_context(|| format!("ratio {text:?}: expected FAST:SLOW, like 1:16"))?;
+    let part = |p: &str, which: &str| -> Result<u64> {
+        let v: u64 =
+            p.trim().parse().with_context(|| format!("ratio {text:?}: {which} part {p:?} is not a whole number"))?;
+        if v == 0 {
+            bail!("ratio {text:?}: the {which} part must be at least 1");
+        }
+        Ok(v)
+    };
+    Ok((part(f, "fast")?, part(s, "slow")?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("16GiB").unwrap(), 16 << 30);
+        assert_eq!(parse_size("1.5 MiB").unwrap(), 3 << 19);
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert_eq!(parse_size("2t").unwrap(), 2 << 40);
+        for bad in ["", "GiB", "12 parsecs", "0", "1e400G", "-1G"] {
+            let e = parse_size(bad).unwrap_err().to_string();
+            assert!(e.contains(&format!("{bad:?}")), "{e}");
+        }
+    }
+
+    #[test]
+    fn ratios() {
+        assert_eq!(parse_ratio("1:16").unwrap(), (1, 16));
+        assert_eq!(parse_ratio(" 2 : 3 ").unwrap(), (2, 3));
+        for bad in ["16", "1:0", "0:4", "a:b", "1:2:3", ":"] {
+            let e = parse_ratio(bad).unwrap_err().to_string();
+            assert!(e.contains("ratio"), "{e}");
+        }
+    }
+}
