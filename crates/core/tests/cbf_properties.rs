@@ -183,3 +183,24 @@ fn coalescing_matches_per_sample_increments() {
     }
     assert!(updates * 2 < samples, "{updates} updates for {samples} samples: skew should coalesce");
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// The batched, prefetching path gives exactly the counters of one-by-one increments.
+    #[test]
+    fn batched_increments_equal_single_increments(
+        stream in prop::collection::vec(0u64..5000, 0..3000),
+        m in 128u64..8192,
+        k in 1u32..16,
+        bits in bits_strategy(),
+    ) {
+        let mut single = BlockedCountingBloomFilter::new(m, k, bits).unwrap();
+        let mut batched = single.clone();
+        for &p in &stream { single.increment(p); }
+        batched.increment_all(&stream);
+        for p in 0..5000u64 {
+            prop_assert_eq!(single.get(p), batched.get(p));
+        }
+    }
+}

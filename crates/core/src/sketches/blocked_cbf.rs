@@ -77,41 +77,121 @@ impl BlockedCountingBloomFilter {
         self.lines.fill(Line::default());
     }
 
-    /// The line of `page` and the positions of its `k` counters inside that line.
     #[inline(always)]
-    fn locate(&self, page: Page, out: &mut [usize; MAX_K]) -> (usize, usize) {
-        let h = hash_page(page, self.seed);
-        let line = reduce(h, self.lines.len() as u64) as usize;
-        let width = 9 - self.bits.log2(); // log2(counters per line)
-        let mask = (1u64 << width) - 1;
-        let mut bits = mix64(h);
-        let mut left = 64;
-        for slot in out.iter_mut().take(self.k as usize) {
-            if left < width {
-                bits = mix64(bits ^ h);
-                left = 64;
-            }
-            *slot = (bits & mask) as usize;
-            bits >>= width;
-            left -= width;
-        }
-        (line, self.k as usize)
+    fn line_of(&self, h: u64) -> usize {
+        reduce(h, self.lines.len() as u64) as usize
     }
+
+    /// Reads (and, with `amount > 0`, conservatively raises) the `k` counters of the page
+    /// hashed to `h` inside `line`. Monomorphized per counter width (`LOG2` = log2 of the
+    /// bits per counter) so all index arithmetic is constant; branch-free, because
+    /// whether a counter holds the minimum is unpredictable.
+    #[inline(always)]
+    fn in_line<const LOG2: u32>(line: &mut [u64; 8], h: u64, k: u32, amount: u32) -> u32 {
+        let width = 9 - LOG2; // log2(counters per line)
+        let per_word = 6 - LOG2; // log2(counters per word)
+        let cmask = (1u64 << (1 << LOG2)) - 1;
+        let per_hash = 64 / width; // positions one 64-bit hash provides
+        let counter = |line: &[u64; 8], p: u64| {
+            let shift = (p & ((1 << per_word) - 1)) << LOG2;
+            ((p >> per_word) as usize, shift, (line[(p >> per_word) as usize] >> shift) & cmask)
+        };
+        // Pass 1: the minimum. Positions come `width` bits at a time from `bits`,
+        // re-mixed when a hash runs out (k > per_hash only).
+        let first = mix64(h);
+        let (mut bits, mut min) = (first, cmask);
+        for i in 0..k {
+            if i > 0 && i % per_hash == 0 {
+                bits = mix64(bits ^ h);
+            }
+            min = min.min(counter(line, bits & ((1 << width) - 1)).2);
+            bits >>= width;
+        }
+        if amount == 0 {
+            return min as u32;
+        }
+        // Pass 2: raise every counter below the target to it (the same positions).
+        let target = min.saturating_add(amount as u64).min(cmask);
+        bits = first;
+        for i in 0..k {
+            if i > 0 && i % per_hash == 0 {
+                bits = mix64(bits ^ h);
+            }
+            let (word, shift, c) = counter(line, bits & ((1 << width) - 1));
+            line[word] = (line[word] & !(cmask << shift)) | (c.max(target) << shift);
+            bits >>= width;
+        }
+        target as u32
+    }
+
+    /// Runs [`Self::in_line`] for this filter's width, with `k` a compile-time constant
+    /// in the papers' configuration (k = 4) so both passes unroll completely.
+    #[inline(always)]
+    fn dispatch(bits: CounterBits, k: u32, line: &mut [u64; 8], h: u64, amount: u32) -> u32 {
+        match (bits, k) {
+            (CounterBits::Four, 4) => Self::in_line::<2>(line, h, 4, amount),
+            (CounterBits::Four, _) => Self::in_line::<2>(line, h, k, amount),
+            (CounterBits::Eight, 4) => Self::in_line::<3>(line, h, 4, amount),
+            (CounterBits::Eight, _) => Self::in_line::<3>(line, h, k, amount),
+            (CounterBits::Sixteen, 4) => Self::in_line::<4>(line, h, 4, amount),
+            (CounterBits::Sixteen, _) => Self::in_line::<4>(line, h, k, amount),
+        }
+    }
+
+    #[inline(always)]
+    fn access(&mut self, page: Page, amount: u32) -> u32 {
+        let h = hash_page(page, self.seed);
+        let i = self.line_of(h);
+        Self::dispatch(self.bits, self.k, &mut self.lines[i].0, h, amount)
+    }
+
+    /// Counts one access to each page of `pages`, in order, with the same result as
+    /// calling [`FrequencySketch::increment`] on each. Hashes a group of pages ahead and
+    /// prefetches their cache lines, so large filters overlap their memory misses.
+    pub fn increment_all(&mut self, pages: &[Page]) {
+        const AHEAD: usize = 16;
+        let mut hashes = [0u64; AHEAD];
+        for group in pages.chunks(AHEAD) {
+            for (h, &page) in hashes.iter_mut().zip(group) {
+                *h = hash_page(page, self.seed);
+                prefetch(&self.lines[self.line_of(*h)]);
+            }
+            for &h in &hashes[..group.len()] {
+                let i = self.line_of(h);
+                Self::dispatch(self.bits, self.k, &mut self.lines[i].0, h, 1);
+            }
+        }
+    }
+}
+
+/// Hints the CPU to start loading `line` into cache (no effect on correctness).
+#[inline(always)]
+fn prefetch(line: &Line) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: prefetching is a hint; it never faults, even for invalid addresses,
+        // and `line` is a valid reference anyway.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((line as *const Line).cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = line;
 }
 
 impl FrequencySketch for BlockedCountingBloomFilter {
     #[inline]
     fn get(&self, page: Page) -> u32 {
-        let mut idx = [0usize; MAX_K];
-        let (line, k) = self.locate(page, &mut idx);
-        counters::min_of(&self.lines[line].0, &idx[..k], self.bits)
+        let h = hash_page(page, self.seed);
+        let mut line = self.lines[self.line_of(h)].0; // a 64-byte copy: reads never write
+        Self::dispatch(self.bits, self.k, &mut line, h, 0)
     }
 
     #[inline]
     fn increase(&mut self, page: Page, amount: u32) -> u32 {
-        let mut idx = [0usize; MAX_K];
-        let (line, k) = self.locate(page, &mut idx);
-        counters::conservative_add(&mut self.lines[line].0, &idx[..k], self.bits, amount)
+        if amount == 0 {
+            return self.get(page);
+        }
+        self.access(page, amount)
     }
 
     fn age(&mut self) {

@@ -94,9 +94,8 @@ pub(crate) fn min_of(words: &[u64], idx: &[usize], bits: CounterBits) -> u32 {
 pub(crate) fn conservative_add(words: &mut [u64], idx: &[usize], bits: CounterBits, amount: u32) -> u32 {
     let target = min_of(words, idx, bits).saturating_add(amount).min(bits.max());
     for &i in idx {
-        if get(words, i, bits) < target {
-            set(words, i, bits, target);
-        }
+        // Branch-free: whether a counter holds the minimum is unpredictable.
+        set(words, i, bits, get(words, i, bits).max(target));
     }
     target
 }
