@@ -30,7 +30,9 @@ use criterion::{BenchmarkId, Criterion, Throughput};
 use tierkit_core::dist::{Rng, Zipf};
 use tierkit_core::hash::mix64;
 use tierkit_core::sketches::footprint::footprint;
-use tierkit_core::sketches::{BlockedCountingBloomFilter, Coalescer, CounterBits, CountingBloomFilter, ExactCounter, FrequencySketch};
+use tierkit_core::sketches::{
+    BlockedCountingBloomFilter, Coalescer, CounterBits, CountingBloomFilter, ExactCounter, FrequencySketch,
+};
 use tierkit_core::PAGE_SIZE;
 
 /// Distinct pages of the Zipf universe.
@@ -94,6 +96,7 @@ fn print_stream_stats(pages: u64, stream: &[u64]) {
         stream.len(),
         BATCH as f64 / mean
     );
+    println!("coalescer: with_capacity({BATCH}) allocates {} heap bytes", Coalescer::with_capacity(BATCH).heap_bytes());
     println!();
 }
 
@@ -128,6 +131,14 @@ fn feed<S: FrequencySketch>(sketch: &mut S, batch: &[u64]) -> u32 {
     acc
 }
 
+fn pages_label(pages: u64) -> String {
+    if pages >= 1 << 20 {
+        format!("{}M-pages", pages >> 20)
+    } else {
+        format!("{}K-pages", pages >> 10)
+    }
+}
+
 fn bench_updates(c: &mut Criterion, pages: u64, stream: &[u64]) {
     let mut group = c.benchmark_group("sketch_update");
     group.throughput(Throughput::Elements(BATCH as u64));
@@ -135,14 +146,19 @@ fn bench_updates(c: &mut Criterion, pages: u64, stream: &[u64]) {
     // The baseline first: the exact map with every managed page present.
     let mut exact: Option<ExactCounter> = None;
     let mut batches = Batches::new(stream);
-    group.bench_function(BenchmarkId::new("exact-map", format!("{}M-pages", pages >> 20)), |b| {
+    group.bench_function(BenchmarkId::new("exact-map", pages_label(pages)), |b| {
         let map = exact.get_or_insert_with(|| {
             let t = Instant::now();
             let mut map = ExactCounter::with_capacity(pages as usize);
             for rank in 1..=pages {
                 map.increase(mix64(rank), 0);
             }
-            eprintln!("  (exact map: {} pages, {} heap bytes, populated in {:.1?})", map.len(), map.heap_bytes(), t.elapsed());
+            eprintln!(
+                "  (exact map: {} pages, {} heap bytes, populated in {:.1?})",
+                map.len(),
+                map.heap_bytes(),
+                t.elapsed()
+            );
             map
         });
         b.iter(|| feed(map, batches.next()));
@@ -154,7 +170,8 @@ fn bench_updates(c: &mut Criterion, pages: u64, stream: &[u64]) {
         let mut filter: Option<CountingBloomFilter> = None;
         let mut batches = Batches::new(stream);
         group.bench_function(BenchmarkId::new("cbf", format!("{mib}MiB")), |b| {
-            let f = filter.get_or_insert_with(|| CountingBloomFilter::with_bytes(bytes, K, CounterBits::Four).expect("cbf"));
+            let f = filter
+                .get_or_insert_with(|| CountingBloomFilter::with_bytes(bytes, K, CounterBits::Four).expect("cbf"));
             b.iter(|| feed(f, batches.next()));
         });
     }
@@ -164,7 +181,9 @@ fn bench_updates(c: &mut Criterion, pages: u64, stream: &[u64]) {
         let mut filter: Option<BlockedCountingBloomFilter> = None;
         let mut batches = Batches::new(stream);
         group.bench_function(BenchmarkId::new("blocked-cbf", format!("{mib}MiB")), |b| {
-            let f = filter.get_or_insert_with(|| BlockedCountingBloomFilter::with_bytes(bytes, K, CounterBits::Four).expect("blocked cbf"));
+            let f = filter.get_or_insert_with(|| {
+                BlockedCountingBloomFilter::with_bytes(bytes, K, CounterBits::Four).expect("blocked cbf")
+            });
             b.iter(|| feed(f, batches.next()));
         });
     }

@@ -1,7 +1,7 @@
 //! The blocked counting Bloom filter (FreqTier §V-C-b, HybridTier §4.2 and Fig. 8).
 
 use super::counters::{self, CounterBits};
-use super::sizing::{self, MAX_K};
+use super::sizing;
 use super::FrequencySketch;
 use crate::error::{nonzero, ParamError};
 use crate::hash::{hash_page, mix64, reduce, DEFAULT_SEED};
