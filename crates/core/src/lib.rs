@@ -34,6 +34,8 @@ pub use event::Event;
 pub use in_memory::InMemory;
 pub use memory::{Memory, MoveStatus, Resident, ScanCursor};
 pub use mover::{MoveStats, Mover};
-pub use policy::{AccessedScan, Ctx, DeviceTopK, HintFaults, Migration, Plan, Policy, Sampling, SourceRequest};
+pub use policy::{
+    AccessedScan, Ctx, DeviceTopK, HintFaults, Migration, Plan, Policy, SampleRate, Sampling, SourceRequest,
+};
 pub use telemetry::{littles_law_latency_ns, Telemetry, TierStats};
 pub use types::{Nanos, Page, PageKind, TierId, TierInfo, HUGE_PAGE_PAGES, MILLISECOND, PAGE_SIZE, SECOND};

@@ -72,13 +72,23 @@ use crate::memory::{Memory, MoveStatus};
 use crate::telemetry::Telemetry;
 use crate::types::{Nanos, Page, TierId, MILLISECOND};
 
+/// How often a sampler fires.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SampleRate {
+    /// Samples per second (perf's `-F`; FreqTier §V-B-2 switches between 100k, 10k
+    /// and 1k Hz). 0 suspends sampling.
+    Hz(f64),
+    /// One sample every `n` counted accesses (perf's `-c`); 1 samples every access,
+    /// which is how a policy runs as a plain cache. 0 suspends sampling.
+    Period(u64),
+}
+
 /// PEBS/IBS-style sampling of memory accesses, delivered as [`Event::Sample`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sampling {
-    /// Samples per second (FreqTier §V-B-2 switches between 100k, 10k and 1k Hz).
-    /// 0 suspends sampling.
-    pub rate_hz: f64,
-    /// Sample only accesses served by slower tiers.
+    /// How often.
+    pub rate: SampleRate,
+    /// Count and sample only accesses served by slower tiers.
     pub slow_tiers_only: bool,
     /// Report the 64-byte word of each access when the mechanism can.
     pub words: bool,
@@ -87,7 +97,12 @@ pub struct Sampling {
 impl Sampling {
     /// Sampling of every tier at `rate_hz`, without word addresses.
     pub fn new(rate_hz: f64) -> Self {
-        Self { rate_hz, slow_tiers_only: false, words: false }
+        Self { rate: SampleRate::Hz(rate_hz), slow_tiers_only: false, words: false }
+    }
+
+    /// Sampling of every tier, one sample every `period` accesses.
+    pub fn every(period: u64) -> Self {
+        Self { rate: SampleRate::Period(period), slow_tiers_only: false, words: false }
     }
 }
 

@@ -7,3 +7,4 @@ pub mod error;
 pub mod workload;
 
 pub use error::SimError;
+pub mod model;

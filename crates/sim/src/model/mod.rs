@@ -1,0 +1,10 @@
+//! The modeled machine: its parameters ([`config`]), the loaded-latency curve
+//! ([`latency`]) and the time model that turns access counts into wall time
+//! ([`timing`]).
+
+pub mod config;
+pub mod latency;
+pub mod timing;
+
+pub use config::{AppModel, MachineConfig, MechanismCosts, MigrationModel, TierModel};
+pub use latency::LatencyCurve;

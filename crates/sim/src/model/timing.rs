@@ -1,0 +1,142 @@
+//! The time model: how long an interval of accesses takes on the modeled machine.
+//!
+//! In an interval the application issues `n_t` last-level-cache misses to each tier `t`
+//! and migrations move `m_t` bytes through it. Each of the `T` threads keeps `N` misses
+//! in flight and computes `c` ns per miss, so by Little's law (Colloid §3.1: per-core
+//! throughput N·64/L) the application needs
+//!
+//! ```text
+//! W_app(W) = ( Σ_t n_t · (c + L_t(u_t(W)) / N)  +  stalls  +  mechanism CPU ) / T
+//! u_t(W)   = (64·n_t + m_t) / (W · B_t)  +  background_t / B_t
+//! ```
+//!
+//! of wall time, where `L_t` is the loaded latency ([`super::LatencyCurve`]) at
+//! utilization `u_t`: the faster the interval runs, the higher the utilization and the
+//! latency. The interval's wall time is the fixed point `W = W_app(W)`, found by
+//! bisection (`W - W_app(W)` is increasing, so the root is unique), but never shorter
+//! than the bandwidth bound at which any tier would pass the curve's `u_max`. Stalls are
+//! time threads spend blocked (hint faults); mechanism CPU is tiering work (sampling,
+//! scanning, migration) that competes for the application's cores.
+
+use super::config::MachineConfig;
+
+/// One interval's demand.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Demand {
+    /// Misses served by each tier.
+    pub accesses: Vec<u64>,
+    /// Migration bytes read or written on each tier.
+    pub migration_bytes: Vec<u64>,
+    /// Thread time blocked in faults, ns (summed over threads).
+    pub stall_ns: f64,
+    /// Tiering CPU time competing with the application, ns.
+    pub mechanism_cpu_ns: f64,
+}
+
+/// The interval's outcome.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Timing {
+    /// Wall time, ns.
+    pub wall_ns: f64,
+    /// Loaded latency per tier, ns.
+    pub latency_ns: Vec<f64>,
+    /// Bandwidth utilization per tier (including background traffic).
+    pub utilization: Vec<f64>,
+}
+
+/// Solves `demand` on `cfg`.
+pub fn solve(cfg: &MachineConfig, demand: &Demand) -> Timing {
+    let tiers = &cfg.tiers;
+    let bytes: Vec<f64> = (0..tiers.len())
+        .map(|t| 64.0 * demand.accesses.get(t).copied().unwrap_or(0) as f64 + demand.migration_bytes.get(t).copied().unwrap_or(0) as f64)
+        .collect();
+    // GB/s is bytes per ns.
+    let util = |t: usize, wall: f64| bytes[t] / (wall * tiers[t].bandwidth_gbps) + tiers[t].background_gbps / tiers[t].bandwidth_gbps;
+    let app = |wall: f64| -> f64 {
+        let mut thread_ns = demand.stall_ns + demand.mechanism_cpu_ns;
+        for (t, tier) in tiers.iter().enumerate() {
+            let n = demand.accesses.get(t).copied().unwrap_or(0) as f64;
+            let latency = tier.latency_ns * cfg.curve.factor(util(t, wall));
+            thread_ns += n * (cfg.app.compute_ns + latency / cfg.app.mlp);
+        }
+        thread_ns / cfg.app.threads as f64
+    };
+    // The bandwidth bound: the shortest wall time keeping every tier at or below u_max.
+    let mut lo = 1e-9f64;
+    for (t, tier) in tiers.iter().enumerate() {
+        let spare = ((cfg.curve.u_max - tier.background_gbps / tier.bandwidth_gbps) * tier.bandwidth_gbps).max(1e-3 * tier.bandwidth_gbps);
+        lo = lo.max(bytes[t] / spare);
+    }
+    let wall = if lo >= app(lo) {
+        lo
+    } else {
+        let mut hi = app(lo);
+        let mut lo = lo;
+        for _ in 0..100 {
+            let mid = 0.5 * (lo + hi);
+            if mid >= app(mid) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+            if hi - lo <= 1e-9 * hi {
+                break;
+            }
+        }
+        hi
+    };
+    let utilization: Vec<f64> = (0..tiers.len()).map(|t| util(t, wall)).collect();
+    let latency_ns = tiers.iter().zip(&utilization).map(|(tier, &u)| tier.latency_ns * cfg.curve.factor(u)).collect();
+    Timing { wall_ns: wall, latency_ns, utilization }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn demand(fast: u64, slow: u64) -> Demand {
+        Demand { accesses: vec![fast, slow], migration_bytes: vec![0, 0], ..Default::default() }
+    }
+
+    #[test]
+    fn a_lightly_loaded_machine_runs_at_unloaded_latency() {
+        let mut cfg = MachineConfig::preset("cxl").unwrap();
+        cfg.app.threads = 1;
+        cfg.app.mlp = 1.0;
+        let t = solve(&cfg, &demand(1000, 0));
+        // One thread, one miss in flight: 1000 x (20 + ~85) ns, utilization ~0.6 GB/s.
+        assert!((t.wall_ns / 1000.0 - 105.0).abs() < 1.0, "{}", t.wall_ns);
+        assert!(t.utilization[0] < 0.01 && t.latency_ns[0] < 85.5);
+    }
+
+    #[test]
+    fn slow_tier_and_contention_cost_throughput() {
+        let cfg = MachineConfig::preset("cxl").unwrap();
+        let all_fast = solve(&cfg, &demand(1_000_000, 0)).wall_ns;
+        let all_slow = solve(&cfg, &demand(0, 1_000_000)).wall_ns;
+        let half = solve(&cfg, &demand(500_000, 500_000)).wall_ns;
+        assert!(all_fast < half && half < all_slow, "{all_fast} {half} {all_slow}");
+        // The fixed point holds: wall time equals the application's time at that wall time.
+        let mut contended = cfg.clone();
+        contended.tiers[0].background_gbps = 0.65 * contended.tiers[0].bandwidth_gbps; // Colloid 2x
+        let t = solve(&contended, &demand(1_000_000, 0));
+        assert!(t.wall_ns > 1.5 * all_fast, "contention must slow the fast tier down");
+        assert!(t.latency_ns[0] > 3.0 * cfg.tiers[0].latency_ns);
+        // Under 2x contention, the loaded DRAM is slower than idle CXL: Colloid's regime.
+        assert!(t.latency_ns[0] > cfg.tiers[1].latency_ns);
+    }
+
+    #[test]
+    fn bandwidth_bound_caps_utilization() {
+        let mut cfg = MachineConfig::preset("cxl").unwrap();
+        cfg.app.threads = 1000; // absurd parallelism: only bandwidth limits
+        let t = solve(&cfg, &demand(0, 10_000_000));
+        assert!(t.utilization[1] <= cfg.curve.u_max + 1e-9);
+        let min_wall = 64.0 * 1e7 / cfg.tiers[1].bandwidth_gbps;
+        assert!(t.wall_ns >= min_wall);
+        // Migration traffic competes for the same bandwidth.
+        let mut with_mig = demand(0, 10_000_000);
+        with_mig.migration_bytes = vec![0, 4096 * 100_000];
+        assert!(solve(&cfg, &with_mig).wall_ns > t.wall_ns);
+    }
+}
