@@ -7,4 +7,10 @@ pub mod error;
 pub mod workload;
 
 pub use error::SimError;
+pub mod catalog;
+pub mod engine;
+pub mod machine;
 pub mod model;
+pub mod reference;
+pub mod result;
+pub(crate) mod sources;

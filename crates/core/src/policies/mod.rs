@@ -1,6 +1,65 @@
 //! Tiering policies, one per file. Each keeps its constants in a `Params` struct whose
-//! defaults come from the paper it implements.
+//! defaults come from the paper it implements; [`REGISTRY`] builds them by name.
 
+mod clock;
+mod lru;
 mod threshold;
 
+pub use clock::{ClockParams, ClockPolicy};
+pub use lru::{LruParams, LruPolicy};
 pub use threshold::{ThresholdParams, ThresholdPolicy};
+
+use crate::{ParamError, Policy};
+
+/// What a platform tells a policy about the process it will manage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PolicySetup {
+    /// Pages of the fast tier available to the process.
+    pub fast_pages: u64,
+    /// Pages of the process's footprint (all tiers), when known.
+    pub pages: u64,
+}
+
+/// A registered policy.
+pub struct Registered {
+    /// Name on the command line.
+    pub name: &'static str,
+    /// One line: what it is.
+    pub about: &'static str,
+    /// Builds it with its paper defaults.
+    pub build: fn(&PolicySetup) -> Result<Box<dyn Policy>, ParamError>,
+}
+
+/// Every built-in policy.
+pub const REGISTRY: &[Registered] = &[
+    Registered {
+        name: "lru",
+        about: "promote on sampled slow access, demote the least recently sampled fast page",
+        build: |s| Ok(Box::new(LruPolicy::new(LruParams::default(), s)?)),
+    },
+    Registered {
+        name: "clock",
+        about: "promote on sampled slow access, demote the CLOCK victim",
+        build: |s| Ok(Box::new(ClockPolicy::new(ClockParams::default(), s)?)),
+    },
+    Registered {
+        name: "lru-cache",
+        about: "LRU as a plain cache: every slow access promotes",
+        build: |s| Ok(Box::new(LruPolicy::cache(s)?)),
+    },
+    Registered {
+        name: "clock-cache",
+        about: "CLOCK as a plain cache: every slow access promotes",
+        build: |s| Ok(Box::new(ClockPolicy::cache(s)?)),
+    },
+    Registered {
+        name: "threshold",
+        about: "the example policy: CBF counts, fixed hot threshold, watermark demotion scan",
+        build: |s| Ok(Box::new(ThresholdPolicy::new(ThresholdParams::default(), s.fast_pages)?)),
+    },
+];
+
+/// The registered policy called `name`.
+pub fn find(name: &str) -> Option<&'static Registered> {
+    REGISTRY.iter().find(|r| r.name == name)
+}

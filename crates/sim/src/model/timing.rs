@@ -48,10 +48,15 @@ pub struct Timing {
 pub fn solve(cfg: &MachineConfig, demand: &Demand) -> Timing {
     let tiers = &cfg.tiers;
     let bytes: Vec<f64> = (0..tiers.len())
-        .map(|t| 64.0 * demand.accesses.get(t).copied().unwrap_or(0) as f64 + demand.migration_bytes.get(t).copied().unwrap_or(0) as f64)
+        .map(|t| {
+            64.0 * demand.accesses.get(t).copied().unwrap_or(0) as f64
+                + demand.migration_bytes.get(t).copied().unwrap_or(0) as f64
+        })
         .collect();
     // GB/s is bytes per ns.
-    let util = |t: usize, wall: f64| bytes[t] / (wall * tiers[t].bandwidth_gbps) + tiers[t].background_gbps / tiers[t].bandwidth_gbps;
+    let util = |t: usize, wall: f64| {
+        bytes[t] / (wall * tiers[t].bandwidth_gbps) + tiers[t].background_gbps / tiers[t].bandwidth_gbps
+    };
     let app = |wall: f64| -> f64 {
         let mut thread_ns = demand.stall_ns + demand.mechanism_cpu_ns;
         for (t, tier) in tiers.iter().enumerate() {
@@ -64,7 +69,8 @@ pub fn solve(cfg: &MachineConfig, demand: &Demand) -> Timing {
     // The bandwidth bound: the shortest wall time keeping every tier at or below u_max.
     let mut lo = 1e-9f64;
     for (t, tier) in tiers.iter().enumerate() {
-        let spare = ((cfg.curve.u_max - tier.background_gbps / tier.bandwidth_gbps) * tier.bandwidth_gbps).max(1e-3 * tier.bandwidth_gbps);
+        let spare = ((cfg.curve.u_max - tier.background_gbps / tier.bandwidth_gbps) * tier.bandwidth_gbps)
+            .max(1e-3 * tier.bandwidth_gbps);
         lo = lo.max(bytes[t] / spare);
     }
     let wall = if lo >= app(lo) {

@@ -1,0 +1,188 @@
+//! `clock`: CLOCK (second-chance) tiering (HybridTier §5.2 compares against CLOCK).
+//!
+//! Fast-tier pages sit on a ring with a referenced bit, set when the page is sampled.
+//! A sampled access served by a slower tier promotes its page; when that would leave
+//! fewer than `headroom` free fast pages, the hand sweeps the ring clearing referenced
+//! bits and demotes the first page found unreferenced, whose slot the promoted page
+//! takes. With `SampleRate::Period(1)` it is a CLOCK cache (`clock-cache`).
+
+use super::PolicySetup;
+use crate::memory::MoveStatus;
+use crate::policy::{Ctx, Migration, Policy, SampleRate, Sampling, SourceRequest};
+use crate::sketches::PageTable;
+use crate::telemetry::Telemetry;
+use crate::types::{Page, TierId};
+use crate::{Event, ParamError};
+
+/// Parameters of [`ClockPolicy`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClockParams {
+    /// Sampling of accesses (PEBS up to 100 kHz, FreqTier §V-B-2).
+    pub rate: SampleRate,
+    /// Free fast pages kept for promotions, as a fraction of the fast tier.
+    pub headroom: f64,
+}
+
+impl Default for ClockParams {
+    fn default() -> Self {
+        Self { rate: SampleRate::Hz(100_000.0), headroom: 0.0 }
+    }
+}
+
+const EMPTY: Page = u64::MAX;
+
+/// CLOCK tiering; see the module documentation.
+#[derive(Clone, Debug)]
+pub struct ClockPolicy {
+    name: &'static str,
+    params: ClockParams,
+    ring: Vec<(Page, bool)>,
+    slot: PageTable,
+    holes: Vec<u32>,
+    hand: usize,
+    headroom: u64,
+    inflight: i64,
+}
+
+impl ClockPolicy {
+    /// A CLOCK policy for `setup`.
+    pub fn new(params: ClockParams, setup: &PolicySetup) -> Result<Self, ParamError> {
+        if !(0.0..0.5).contains(&params.headroom) {
+            return Err(ParamError::new("headroom", params.headroom, "a fraction in [0, 0.5)"));
+        }
+        let headroom = (setup.fast_pages as f64 * params.headroom).ceil() as u64;
+        Ok(Self {
+            name: "clock",
+            params,
+            ring: Vec::new(),
+            slot: PageTable::new(),
+            holes: Vec::new(),
+            hand: 0,
+            headroom,
+            inflight: 0,
+        })
+    }
+
+    /// CLOCK as a plain cache: every access is seen, every slow access promotes.
+    pub fn cache(setup: &PolicySetup) -> Result<Self, ParamError> {
+        let mut p = Self::new(ClockParams { rate: SampleRate::Period(1), headroom: 0.0 }, setup)?;
+        p.name = "clock-cache";
+        Ok(p)
+    }
+
+    fn insert(&mut self, page: Page, referenced: bool) {
+        if let Some(i) = self.slot.get(page) {
+            self.ring[i as usize].1 |= referenced;
+            return;
+        }
+        let i = match self.holes.pop() {
+            Some(i) => {
+                self.ring[i as usize] = (page, referenced);
+                i
+            }
+            None => {
+                self.ring.push((page, referenced));
+                (self.ring.len() - 1) as u32
+            }
+        };
+        *self.slot.entry(page, 0) = i;
+    }
+
+    fn remove(&mut self, page: Page) {
+        if let Some(i) = self.slot.remove(page) {
+            self.ring[i as usize] = (EMPTY, false);
+            self.holes.push(i);
+        }
+    }
+
+    /// Sweeps to the first unreferenced page, clearing bits on the way, and removes it.
+    fn victim(&mut self) -> Option<Page> {
+        if self.slot.is_empty() {
+            return None;
+        }
+        loop {
+            let i = self.hand;
+            self.hand = (self.hand + 1) % self.ring.len();
+            match self.ring[i] {
+                (EMPTY, _) => {}
+                (_, true) => self.ring[i].1 = false,
+                (page, false) => {
+                    self.remove(page);
+                    return Some(page);
+                }
+            }
+        }
+    }
+}
+
+impl Policy for ClockPolicy {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn sources(&self) -> SourceRequest {
+        SourceRequest {
+            samples: Some(Sampling { rate: self.params.rate, slow_tiers_only: false, words: false }),
+            allocations: true,
+            ..Default::default()
+        }
+    }
+
+    fn on_events(&mut self, events: &[Event], ctx: &mut Ctx<'_>) {
+        for e in events {
+            match *e {
+                Event::Alloc { page, tier, .. } if tier == TierId::FAST => self.insert(page, false),
+                Event::Sample { page, tier, .. } if tier == TierId::FAST => self.insert(page, true),
+                Event::Sample { page, .. } => {
+                    let free = ctx.mem.free_pages(TierId::FAST) as i64 - self.inflight;
+                    if free <= self.headroom as i64 {
+                        if let Some(victim) = self.victim() {
+                            ctx.plan.push(victim, TierId(1));
+                            self.inflight -= 1;
+                        }
+                    }
+                    ctx.promote(page);
+                    self.inflight += 1;
+                    self.insert(page, false);
+                }
+                Event::Free { page } => self.remove(page),
+                _ => {}
+            }
+        }
+    }
+
+    fn on_tick(&mut self, _telemetry: &Telemetry, _ctx: &mut Ctx<'_>) {}
+
+    fn on_moved(&mut self, results: &[(Migration, MoveStatus)]) {
+        for &(m, status) in results {
+            let promotion = m.to == TierId::FAST;
+            self.inflight += if promotion { -1 } else { 1 };
+            if promotion && status != MoveStatus::Moved && status != MoveStatus::AlreadyThere {
+                self.remove(m.page);
+            }
+        }
+    }
+
+    fn metadata_bytes(&self) -> usize {
+        self.ring.capacity() * std::mem::size_of::<(Page, bool)>() + self.slot.heap_bytes() + self.holes.capacity() * 4
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn second_chance_spares_referenced_pages() {
+        let setup = PolicySetup { fast_pages: 3, pages: 10 };
+        let mut c = ClockPolicy::new(ClockParams::default(), &setup).unwrap();
+        for p in [1, 2, 3] {
+            c.insert(p, false);
+        }
+        c.insert(1, true); // page 1 referenced
+        assert_eq!(c.victim(), Some(2), "1 gets a second chance");
+        c.insert(4, false);
+        assert_eq!(c.victim(), Some(3));
+        assert_eq!(c.victim(), Some(1), "its bit was cleared by the first sweep");
+    }
+}

@@ -1,0 +1,314 @@
+//! The engine: streams a workload through the machine, the sources and a policy.
+//!
+//! Per chunk of accesses (4096): each access is placed (first touch), counted per tier
+//! and shown to the sources; then the chunk's wall time is solved by the time model
+//! ([`crate::model::timing`]) from its per-tier counts plus the migration traffic, CPU
+//! and stalls of the tiering work since the previous chunk. The policy then receives the
+//! chunk's events, its ticks (every `tick_interval` of simulated time, with per-tier
+//! telemetry), and the platform's [`Mover`] executes its plan within the migration rate
+//! limit. A timeline records [`TIMELINE_POINTS`] equal slices of the run.
+
+use tierkit_core::{
+    Ctx, Event, Memory, Migration, MoveStatus, Mover, Nanos, Plan, Policy, Telemetry, TierId, TierStats, MILLISECOND,
+    PAGE_SIZE,
+};
+
+use crate::machine::{capacities, Machine};
+use crate::model::timing::{solve, Demand};
+use crate::model::MachineConfig;
+use crate::reference::{Oracle, Reference, ORACLE_EPOCHS};
+use crate::result::{IntervalRecord, RunResult};
+use crate::sources::Sources;
+use crate::workload::{self, WorkloadSpec};
+use crate::SimError;
+
+/// Accesses per chunk.
+const CHUNK: usize = 4096;
+/// Points on a run's timeline.
+pub const TIMELINE_POINTS: u64 = 100;
+
+/// What one run simulates.
+#[derive(Clone, Debug)]
+pub struct RunSpec {
+    /// The machine.
+    pub machine: MachineConfig,
+    /// Fast:slow capacity ratio.
+    pub ratio: (u64, u64),
+    /// The workload.
+    pub workload: WorkloadSpec,
+    /// Seed of the sources' randomness (sampling jitter, region sampling).
+    pub seed: u64,
+    /// Real misses each generated access stands for. A workload stream is a uniform
+    /// 1-in-`scale` sample of the application's last-level-cache misses, so a run of
+    /// tens of millions of generated accesses spans the seconds to minutes over which
+    /// the papers' policies act (1 s aging, 100 ms ticks, minute-long monitoring).
+    /// Hit ratios are unaffected; time, bandwidth and throughput count real misses.
+    pub scale: u64,
+}
+
+/// Who decides placement.
+pub enum Subject {
+    /// A tiering policy.
+    Policy(Box<dyn Policy>),
+    /// A reference placement.
+    Reference(Reference),
+}
+
+impl Subject {
+    /// The name in reports.
+    pub fn name(&self) -> String {
+        match self {
+            Subject::Policy(p) => p.name().to_string(),
+            Subject::Reference(r) => r.name().to_string(),
+        }
+    }
+}
+
+/// Per-tier accumulators.
+#[derive(Default)]
+struct Window {
+    accesses: Vec<u64>,
+    latency_weighted: Vec<f64>,
+    wall_ns: f64,
+    cpu_ns: f64,
+}
+
+impl Window {
+    fn new(tiers: usize) -> Self {
+        Self { accesses: vec![0; tiers], latency_weighted: vec![0.0; tiers], ..Default::default() }
+    }
+
+    fn add(&mut self, counts: &[u64], latency: &[f64], wall: f64, cpu: f64) {
+        for t in 0..counts.len() {
+            self.accesses[t] += counts[t];
+            self.latency_weighted[t] += counts[t] as f64 * latency[t];
+        }
+        self.wall_ns += wall;
+        self.cpu_ns += cpu;
+    }
+
+    fn latency(&self, t: usize, fallback: f64) -> f64 {
+        if self.accesses[t] > 0 {
+            self.latency_weighted[t] / self.accesses[t] as f64
+        } else {
+            fallback
+        }
+    }
+}
+
+/// Runs `subject` on `spec`, calling `progress(accesses_done)` after every chunk.
+pub fn run(spec: &RunSpec, subject: Subject, progress: &mut dyn FnMut(u64)) -> Result<RunResult, SimError> {
+    let cfg = &spec.machine;
+    cfg.validate()?;
+    let name = subject.name();
+    let mut wl = workload::build(&spec.workload)?;
+    let pages = wl.pages();
+    let total = wl.len();
+    let tiers = cfg.tiers.len();
+    let ratio = if matches!(subject, Subject::Reference(Reference::AllLocal)) { (1, 0) } else { spec.ratio };
+    if spec.scale == 0 {
+        return Err(SimError::bad_option("run", "scale", 0, "at least 1 real miss per generated access"));
+    }
+    if ratio.0 == 0 {
+        return Err(SimError::bad_option(
+            "run",
+            "ratio",
+            format!("{}:{}", ratio.0, ratio.1),
+            "a fast part of at least 1",
+        ));
+    }
+    let mut caps = capacities(tiers, pages, ratio);
+    if ratio.1 == 0 {
+        // All-local: room for every page above the allocation watermark.
+        caps[0] = (pages as f64 / (1.0 - cfg.alloc_watermark)).ceil() as u64 + 1;
+    }
+    let mut machine = Machine::new(cfg, &caps, pages);
+    let fast_fill = caps[0] - (caps[0] as f64 * cfg.alloc_watermark).ceil() as u64;
+
+    let (mut policy, mut oracle) = match subject {
+        Subject::Policy(p) => (Some(p), None),
+        Subject::Reference(Reference::StaticOracle) => {
+            (None, Some(Oracle::learn_static(&spec.workload, fast_fill, cfg)?))
+        }
+        Subject::Reference(Reference::Oracle) => {
+            (None, Some(Oracle::learn(&spec.workload, ORACLE_EPOCHS, fast_fill, cfg, spec.scale)?))
+        }
+        Subject::Reference(_) => (None, None),
+    };
+    let mut request = policy.as_ref().map(|p| p.sources()).unwrap_or_default();
+    let mut sources = Sources::new(&request, cfg.mechanisms, pages, spec.seed)?;
+    let tick = policy.as_ref().map_or(Nanos::MAX, |p| p.tick_interval().max(MILLISECOND / 1000));
+    let migration = cfg.migration;
+    let mut mover = Mover::new(migration.batch_pages as usize, 0);
+    let mut plan = Plan::default();
+    let mut moved: Vec<(Migration, MoveStatus)> = Vec::new();
+    let mut budget_pages = migration.batch_pages as f64;
+    let budget_cap = (migration.max_bytes_per_sec / PAGE_SIZE as f64).max(migration.batch_pages as f64);
+
+    let mut buf = Vec::with_capacity(CHUNK);
+    let mut events: Vec<Event> = Vec::new();
+    let mut counts = vec![0u64; tiers];
+    let mut now = 0f64;
+    let mut next_tick = tick;
+    let mut per_access_ns = 10.0;
+    let mut latency = cfg.tiers.iter().map(|t| t.latency_ns).collect::<Vec<_>>();
+    let mut pending_cpu = 0f64;
+    let mut pending_stall = 0f64;
+    let (mut tick_window, mut record_window, mut run_window) =
+        (Window::new(tiers), Window::new(tiers), Window::new(tiers));
+    let mut last_tick_at = 0f64;
+    let mut timeline = Vec::with_capacity(TIMELINE_POINTS as usize);
+    let record_every = total.div_ceil(TIMELINE_POINTS).max(1);
+    let mut next_record = record_every;
+    let mut done = 0u64;
+    let mut tracking = policy.as_ref().map_or(0, |p| p.metadata_bytes());
+    let mut promo_mark = (0u64, 0u64);
+
+    loop {
+        if let Some(o) = oracle.as_mut() {
+            o.at(done, &mut machine);
+        }
+        buf.clear();
+        let n = wl.fill(&mut buf, CHUNK.min((next_record - done) as usize));
+        if n == 0 {
+            break;
+        }
+        counts.fill(0);
+        let mut counted = 0u64;
+        let t0 = now;
+        for (i, a) in buf.iter().enumerate() {
+            let tier = match machine.tier_index(a.page) {
+                Some(t) => t,
+                None => {
+                    let t = machine.first_touch(a.page, oracle.as_ref().is_none_or(|o| o.wants_fast(a.page)));
+                    sources.on_alloc(a.page, wl.kind(a.page), t, &mut events);
+                    t
+                }
+            };
+            counts[tier as usize] += 1;
+            counted += sources.sampler_counts(tier) as u64;
+            sources.on_access(a, tier, (t0 + i as f64 * per_access_ns) as Nanos, &mut events);
+        }
+        done += n as u64;
+
+        // Time: this chunk's accesses plus the tiering work since the previous chunk.
+        let src = sources.advance((t0 + n as f64 * per_access_ns) as Nanos, &machine, &mut events);
+        let (migration_bytes, migration_cpu) = machine.take_costs();
+        let cpu = src.cpu_ns + migration_cpu + pending_cpu;
+        let demand = Demand {
+            accesses: counts.iter().map(|&c| c * spec.scale).collect(),
+            migration_bytes,
+            stall_ns: src.stall_ns + pending_stall,
+            mechanism_cpu_ns: cpu,
+        };
+        (pending_cpu, pending_stall) = (0.0, 0.0);
+        let timing = solve(cfg, &demand);
+        now += timing.wall_ns;
+        per_access_ns = timing.wall_ns / n as f64;
+        latency.clone_from(&timing.latency_ns);
+        machine.set_now(now as Nanos);
+        for w in [&mut tick_window, &mut record_window, &mut run_window] {
+            w.add(&demand.accesses, &latency, timing.wall_ns, cpu);
+        }
+        sources.retune(counted as f64 / timing.wall_ns * 1e9);
+        budget_pages =
+            (budget_pages + timing.wall_ns * 1e-9 * migration.max_bytes_per_sec / PAGE_SIZE as f64).min(budget_cap);
+
+        if let Some(p) = policy.as_mut() {
+            if !events.is_empty() {
+                let mut ctx = Ctx { mem: &machine, plan: &mut plan, sources: &mut request };
+                p.on_events(&events, &mut ctx);
+                events.clear();
+            }
+            let mut ticked = false;
+            while now >= next_tick as f64 {
+                ticked = true;
+                let t = telemetry(&machine, &tick_window, &latency, now - last_tick_at, next_tick);
+                tick_window = Window::new(tiers);
+                last_tick_at = now;
+                p.on_tick(&t, &mut Ctx { mem: &machine, plan: &mut plan, sources: &mut request });
+                next_tick = next_tick.saturating_add(tick);
+            }
+            // The mover wakes once per tick, or earlier when a full batch is queued.
+            let due = ticked || plan.len() >= migration.batch_pages as usize;
+            if due && !plan.is_empty() && budget_pages >= 1.0 {
+                mover.max_pages_per_round = budget_pages as usize;
+                moved.clear();
+                mover.execute(&mut plan, &mut machine, &mut moved);
+                budget_pages -= moved.len() as f64;
+                p.on_moved(&moved);
+            }
+            sources.reconfigure(&request, counted as f64 / timing.wall_ns * 1e9)?;
+            tracking = tracking.max(p.metadata_bytes());
+        } else {
+            events.clear();
+        }
+
+        if done >= next_record || done == total {
+            let (p, d) = (machine.promotions - promo_mark.0, machine.demotions - promo_mark.1);
+            promo_mark = (machine.promotions, machine.demotions);
+            timeline.push(record(&record_window, &latency, now, p, d));
+            record_window = Window::new(tiers);
+            next_record = (next_record + record_every).min(total);
+        }
+        progress(done);
+    }
+
+    let real: u64 = run_window.accesses.iter().sum();
+    let accesses = real / spec.scale;
+    let wall = run_window.wall_ns.max(1e-9);
+    Ok(RunResult {
+        workload: spec.workload.name.clone(),
+        policy: name,
+        machine: cfg.name.clone(),
+        ratio: spec.ratio,
+        pages,
+        accesses,
+        scale: spec.scale,
+        wall_ns: wall,
+        throughput: real as f64 / wall * 1e9,
+        fast_hit_ratio: if real > 0 { run_window.accesses[0] as f64 / real as f64 } else { 0.0 },
+        promotions: machine.promotions,
+        demotions: machine.demotions,
+        migrated_bytes: (machine.promotions + machine.demotions) * PAGE_SIZE,
+        tracking_bytes: tracking as u64,
+        mechanism_cpu_ns: run_window.cpu_ns,
+        mechanism_cpu_pct: 100.0 * run_window.cpu_ns / (wall * cfg.app.threads as f64),
+        timeline,
+    })
+}
+
+fn telemetry(machine: &Machine, w: &Window, latency: &[f64], interval_ns: f64, now: Nanos) -> Telemetry {
+    let secs = (interval_ns * 1e-9).max(1e-12);
+    let tiers = (0..w.accesses.len())
+        .map(|t| {
+            let rate = w.accesses[t] as f64 / secs;
+            let lat = w.latency(t, latency[t]);
+            TierStats {
+                tier: TierId(t as u8),
+                accesses: w.accesses[t],
+                request_rate: rate,
+                // Little's law: outstanding requests = arrival rate x latency.
+                occupancy: rate * lat * 1e-9,
+                latency_ns: lat,
+                free_pages: machine.free_pages(TierId(t as u8)),
+                capacity_pages: machine.tiers()[t].capacity_pages,
+            }
+        })
+        .collect();
+    Telemetry { now, interval: interval_ns as Nanos, tiers, mechanism_cpu_ns: w.cpu_ns as u64 }
+}
+
+fn record(w: &Window, latency: &[f64], now: f64, promotions: u64, demotions: u64) -> IntervalRecord {
+    let accesses: u64 = w.accesses.iter().sum();
+    IntervalRecord {
+        end_ns: now,
+        accesses,
+        throughput: if w.wall_ns > 0.0 { accesses as f64 / w.wall_ns * 1e9 } else { 0.0 },
+        fast_hit_ratio: if accesses > 0 { w.accesses[0] as f64 / accesses as f64 } else { 0.0 },
+        latency_ns: (0..latency.len()).map(|t| w.latency(t, latency[t])).collect(),
+        promotions,
+        demotions,
+        migrated_bytes: (promotions + demotions) * PAGE_SIZE,
+    }
+}

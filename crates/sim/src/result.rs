@@ -1,0 +1,63 @@
+//! What a run reports.
+
+use serde::Serialize;
+
+/// One point of a run's timeline (a fixed fraction of the run's accesses).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct IntervalRecord {
+    /// Simulated time at the end of the interval, ns.
+    pub end_ns: f64,
+    /// Real misses in the interval (generated accesses × scale).
+    pub accesses: u64,
+    /// Real misses per second in the interval.
+    pub throughput: f64,
+    /// Fraction of the interval's accesses served by the fast tier.
+    pub fast_hit_ratio: f64,
+    /// Mean loaded latency per tier over the interval (access-weighted), ns.
+    pub latency_ns: Vec<f64>,
+    /// Pages promoted in the interval.
+    pub promotions: u64,
+    /// Pages demoted in the interval.
+    pub demotions: u64,
+    /// Bytes migrated in the interval (4 KiB per page moved).
+    pub migrated_bytes: u64,
+}
+
+/// The outcome of one simulation.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RunResult {
+    /// Workload name.
+    pub workload: String,
+    /// Policy or reference name.
+    pub policy: String,
+    /// Machine preset / config name.
+    pub machine: String,
+    /// Fast:slow ratio.
+    pub ratio: (u64, u64),
+    /// Pages of the footprint.
+    pub pages: u64,
+    /// Generated accesses simulated.
+    pub accesses: u64,
+    /// Real misses per generated access.
+    pub scale: u64,
+    /// Simulated wall time, ns.
+    pub wall_ns: f64,
+    /// Real misses per simulated second.
+    pub throughput: f64,
+    /// Fraction of accesses served by the fast tier.
+    pub fast_hit_ratio: f64,
+    /// Pages promoted.
+    pub promotions: u64,
+    /// Pages demoted.
+    pub demotions: u64,
+    /// Bytes migrated.
+    pub migrated_bytes: u64,
+    /// Peak heap bytes of the policy's own metadata.
+    pub tracking_bytes: u64,
+    /// Tiering CPU time (sources, scans, migration), ns.
+    pub mechanism_cpu_ns: f64,
+    /// Tiering CPU as a percentage of the application's CPU time (threads × wall).
+    pub mechanism_cpu_pct: f64,
+    /// Per-interval timeline.
+    pub timeline: Vec<IntervalRecord>,
+}

@@ -1,0 +1,132 @@
+//! PEBS/IBS-like access sampling.
+//!
+//! Every counted access (all tiers, or slow tiers only) decrements a countdown; at zero
+//! the access becomes an [`Event::Sample`] with its page, serving tier, word and
+//! read/write flag. A rate in Hz is turned into a period from the access rate the
+//! application achieved in the previous interval (what `perf -F` does with its
+//! frequency mode). Periods above 1 are jittered uniformly in [P/2, 3P/2] so that
+//! periodic access patterns do not alias with the sampler. Each sample costs
+//! `mechanisms.sample_ns` of CPU.
+
+use tierkit_core::dist::Rng;
+use tierkit_core::{Event, Nanos, SampleRate, Sampling, TierId};
+
+use crate::workload::Access;
+
+pub(crate) struct Sampler {
+    config: Sampling,
+    period: u64,
+    countdown: u64,
+    rng: Rng,
+    /// Samples taken since the last drain.
+    pub(crate) taken: u64,
+}
+
+impl Sampler {
+    pub(crate) fn new(config: Sampling, seed: u64) -> Self {
+        let mut s = Self { config, period: 0, countdown: 0, rng: Rng::new(seed), taken: 0 };
+        s.period = match config.rate {
+            SampleRate::Period(p) => p,
+            // Before any interval has run, start at one sample per 1000 accesses.
+            SampleRate::Hz(hz) if hz > 0.0 => 1000,
+            SampleRate::Hz(_) => 0,
+        };
+        s.countdown = s.next_countdown();
+        s
+    }
+
+    fn next_countdown(&mut self) -> u64 {
+        match self.period {
+            0 => u64::MAX,
+            1 => 1,
+            p => p / 2 + 1 + self.rng.below(p),
+        }
+    }
+
+    /// Updates the configuration (the policy changed its request).
+    pub(crate) fn reconfigure(&mut self, config: Sampling, counted_rate_per_sec: f64) {
+        if config != self.config {
+            self.config = config;
+            self.retune(counted_rate_per_sec);
+            self.countdown = self.next_countdown();
+        }
+    }
+
+    /// Re-derives the period of a Hz rate from the counted access rate.
+    pub(crate) fn retune(&mut self, counted_rate_per_sec: f64) {
+        self.period = match self.config.rate {
+            SampleRate::Period(p) => p,
+            SampleRate::Hz(hz) if hz > 0.0 && counted_rate_per_sec > 0.0 => {
+                (counted_rate_per_sec / hz).round().max(1.0) as u64
+            }
+            SampleRate::Hz(hz) if hz > 0.0 => self.period.max(1),
+            SampleRate::Hz(_) => 0,
+        };
+        // A countdown longer than the new period allows (or a suspended one) restarts.
+        if self.period == 0 || self.countdown > self.period + self.period / 2 + 1 {
+            self.countdown = self.next_countdown();
+        }
+    }
+
+    /// Whether accesses on `tier` are counted.
+    #[inline(always)]
+    pub(crate) fn counts(&self, tier: u8) -> bool {
+        !self.config.slow_tiers_only || tier != 0
+    }
+
+    #[inline(always)]
+    pub(crate) fn on_access(&mut self, a: &Access, tier: u8, time: Nanos, events: &mut Vec<Event>) {
+        if !self.counts(tier) {
+            return;
+        }
+        self.countdown -= 1;
+        if self.countdown == 0 {
+            self.taken += 1;
+            let word = self.config.words.then_some(a.word);
+            events.push(Event::Sample { page: a.page, tier: TierId(tier), word, write: a.write, time });
+            self.countdown = self.next_countdown();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(s: &mut Sampler, n: u64, tier_of: impl Fn(u64) -> u8) -> Vec<Event> {
+        let mut ev = Vec::new();
+        for i in 0..n {
+            s.on_access(&Access { page: i, word: (i % 64) as u8, write: i % 2 == 0 }, tier_of(i), i, &mut ev);
+        }
+        ev
+    }
+
+    #[test]
+    fn period_one_samples_every_access_with_its_fields() {
+        let mut s = Sampler::new(Sampling { words: true, ..Sampling::every(1) }, 1);
+        let ev = run(&mut s, 100, |_| 1);
+        assert_eq!(ev.len(), 100);
+        assert_eq!(ev[3], Event::Sample { page: 3, tier: TierId(1), word: Some(3), write: false, time: 3 });
+    }
+
+    #[test]
+    fn jittered_period_keeps_the_mean_rate_and_slow_only_filters() {
+        let mut s = Sampler::new(Sampling::every(100), 7);
+        let n = run(&mut s, 1_000_000, |_| 0).len() as f64;
+        assert!((n - 10_000.0).abs() < 300.0, "{n}");
+        let mut slow = Sampler::new(Sampling { slow_tiers_only: true, ..Sampling::every(1) }, 7);
+        let ev = run(&mut slow, 1000, |i| (i % 4 == 0) as u8);
+        assert_eq!(ev.len(), 250);
+        assert!(ev.iter().all(|e| matches!(e, Event::Sample { tier: TierId(1), .. })));
+    }
+
+    #[test]
+    fn hz_rates_follow_the_access_rate_and_zero_suspends() {
+        let mut s = Sampler::new(Sampling::new(10_000.0), 3);
+        s.retune(1e8); // 100M accesses/s at 10 kHz: one sample per 10k accesses
+        let n = run(&mut s, 1_000_000, |_| 0).len();
+        assert!((90..=110).contains(&n), "{n}");
+        s.reconfigure(Sampling::new(0.0), 1e8);
+        assert!(run(&mut s, 1_000_000, |_| 0).is_empty());
+    }
+}

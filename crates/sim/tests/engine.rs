@@ -1,0 +1,68 @@
+//! End-to-end runs of the simulator: references bracket the policies, runs are
+//! deterministic, and the model responds to contention.
+
+use tierkit_core::policies::PolicySetup;
+use tierkit_sim::engine::{run, RunSpec};
+use tierkit_sim::machine::capacities;
+use tierkit_sim::model::MachineConfig;
+use tierkit_sim::result::RunResult;
+use tierkit_sim::workload::WorkloadSpec;
+use tierkit_sim::{catalog, SimError};
+
+fn spec(workload: WorkloadSpec, ratio: (u64, u64)) -> RunSpec {
+    RunSpec { machine: MachineConfig::preset("cxl").unwrap(), ratio, workload, seed: 1, scale: 1000 }
+}
+
+fn go(spec: &RunSpec, name: &str) -> Result<RunResult, SimError> {
+    let caps = capacities(2, spec.workload.pages, spec.ratio);
+    let setup = PolicySetup { fast_pages: caps[0], pages: spec.workload.pages };
+    run(spec, catalog::subject(name, &setup)?, &mut |_| {})
+}
+
+#[test]
+fn references_bracket_the_policies_on_zipf() {
+    let s = spec(WorkloadSpec::new("zipf", 20_000, 2_000_000, 7), (1, 16));
+    let r = |n| go(&s, n).unwrap();
+    let (all, oracle, stat, none, lru) = (r("all-local"), r("oracle"), r("static-oracle"), r("none"), r("lru"));
+    assert_eq!(all.fast_hit_ratio, 1.0);
+    assert!(all.throughput > oracle.throughput, "{} vs {}", all.throughput, oracle.throughput);
+    assert!(oracle.fast_hit_ratio >= stat.fast_hit_ratio, "{} {}", oracle.fast_hit_ratio, stat.fast_hit_ratio);
+    // First touch already catches the pages touched early; the static oracle does better.
+    assert!(stat.throughput > none.throughput && stat.fast_hit_ratio > none.fast_hit_ratio + 0.05);
+    assert_eq!((stat.promotions, none.promotions, none.demotions), (0, 0, 0));
+    assert!(lru.promotions > 0 && lru.demotions > 0);
+    // Recency chases every sampled slow access: far more migration than the oracle
+    // for no better placement (HybridTier §5.2).
+    assert!(lru.promotions > 10 * oracle.promotions, "{} vs {}", lru.promotions, oracle.promotions);
+    assert!(lru.fast_hit_ratio <= oracle.fast_hit_ratio + 0.02);
+    assert!(lru.mechanism_cpu_pct > 0.0 && lru.tracking_bytes > 0);
+    assert_eq!(all.timeline.len(), 100);
+    assert_eq!(all.timeline.iter().map(|t| t.accesses).sum::<u64>(), 2_000_000 * 1000);
+}
+
+#[test]
+fn runs_are_deterministic() {
+    let s = spec(WorkloadSpec::new("zipf", 5_000, 300_000, 3), (1, 8));
+    for name in ["lru", "clock", "oracle", "threshold"] {
+        assert_eq!(go(&s, name).unwrap(), go(&s, name).unwrap(), "{name}");
+    }
+}
+
+#[test]
+fn contention_on_the_fast_tier_costs_throughput() {
+    let mut s = spec(WorkloadSpec::new("zipf", 5_000, 300_000, 3), (1, 8));
+    let quiet = go(&s, "all-local").unwrap();
+    s.machine.tiers[0].background_gbps = 0.65 * s.machine.tiers[0].bandwidth_gbps; // Colloid's 2x
+    let busy = go(&s, "all-local").unwrap();
+    assert!(busy.throughput < 0.8 * quiet.throughput, "{} vs {}", busy.throughput, quiet.throughput);
+}
+
+#[test]
+fn unknown_names_list_the_valid_ones() {
+    let s = spec(WorkloadSpec::new("zipf", 100, 100, 3), (1, 8));
+    let e = go(&s, "magic").unwrap_err().to_string();
+    assert!(e.contains("magic") && e.contains("oracle") && e.contains("lru"), "{e}");
+    let s = spec(WorkloadSpec::new("zipfian", 100, 100, 3), (1, 8));
+    let e = go(&s, "none").unwrap_err().to_string();
+    assert!(e.contains("zipfian") && e.contains("gups"), "{e}");
+}
