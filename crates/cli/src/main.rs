@@ -1,6 +1,9 @@
 //! The `tierkit` command.
 
 mod args;
+mod compare_cmd;
+mod list_cmd;
+mod machine_args;
 mod sketches_cmd;
 
 use clap::{Parser, Subcommand};
@@ -16,6 +19,12 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Compare policies side by side on the simulator (default: the built-in suite).
+    Compare(compare_cmd::CompareArgs),
+    /// Simulate one policy on one workload at one ratio.
+    Sim(compare_cmd::SimArgs),
+    /// List workloads, policies, references and machine presets.
+    List,
     /// Tracking memory of each hotness structure at the papers' default sizing.
     Sketches {
         /// Fast-tier (DRAM) size, e.g. 16GiB.
@@ -32,6 +41,12 @@ enum Command {
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
+        Command::Compare(a) => compare_cmd::run(a),
+        Command::Sim(a) => compare_cmd::sim(a),
+        Command::List => {
+            list_cmd::run();
+            Ok(())
+        }
         Command::Sketches { fast, ratio, json } => sketches_cmd::run(fast, ratio, json),
     }
 }

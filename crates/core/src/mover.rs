@@ -6,10 +6,12 @@ use crate::memory::{Memory, MoveStatus};
 use crate::policy::{Migration, Plan};
 use crate::types::Page;
 
-/// Executes queued migrations in batches (one `migrate` call per run of migrations to
-/// the same tier, at most `batch` pages each), at most `max_pages_per_round` per
-/// [`execute`](Self::execute) call; the rest stay queued for the next round. Counts
-/// every outcome by cause.
+/// Executes queued migrations in batches, at most `max_pages_per_round` per
+/// [`execute`](Self::execute) call (the rest stay queued for the next round). Within a
+/// round, migrations are grouped by destination, slowest destination first — demotions
+/// free fast pages before promotions need them — keeping plan order within a group, and
+/// each group goes out in `migrate` calls of at most `batch` pages. Counts every
+/// outcome by cause.
 #[derive(Clone, Debug)]
 pub struct Mover {
     /// Pages per `migrate` call.
@@ -60,7 +62,7 @@ impl Mover {
     }
 
     /// Executes up to `max_pages_per_round` migrations from the front of `plan`,
-    /// appending `(migration, status)` to `results` in plan order (hand them to
+    /// appending `(migration, status)` to `results` in execution order (hand them to
     /// [`crate::Policy::on_moved`]). Returns the number of pages that moved.
     pub fn execute(
         &mut self,
@@ -68,7 +70,8 @@ impl Mover {
         mem: &mut dyn Memory,
         results: &mut Vec<(Migration, MoveStatus)>,
     ) -> usize {
-        let todo: Vec<Migration> = plan.take_front(self.max_pages_per_round).collect();
+        let mut todo: Vec<Migration> = plan.take_front(self.max_pages_per_round).collect();
+        todo.sort_by_key(|m| std::cmp::Reverse(m.to)); // stable: plan order within a tier
         let mut moved = 0;
         for run in todo.chunk_by(|a, b| a.to == b.to) {
             for chunk in run.chunks(self.batch) {
@@ -117,16 +120,17 @@ mod tests {
         plan.push(99, TierId(0));
         let mut mover = Mover::new(2, 6);
         let mut results = Vec::new();
-        assert_eq!(mover.execute(&mut plan, &mut mem, &mut results), 3);
+        assert_eq!(mover.execute(&mut plan, &mut mem, &mut results), 4);
         assert_eq!(plan.len(), 1, "the 7th migration waits for the next round");
-        let statuses: Vec<_> = results.iter().map(|r| r.1).collect();
+        // Demotions go first and make room: every promotion of the round succeeds.
+        let order: Vec<_> = results.iter().map(|r| (r.0.page, r.1)).collect();
         use MoveStatus::*;
-        assert_eq!(statuses, [NoSpace, NoSpace, NoSpace, Moved, Moved, Moved]);
-        // Runs: 3 to tier 0 (2 calls of ≤2), 2 to tier 1 (1 call), 1 to tier 0 (1 call).
-        assert_eq!(mover.stats().calls, 4);
+        assert_eq!(order, [(0, Moved), (1, Moved), (4, Moved), (5, Moved), (6, NoSpace), (4, AlreadyThere)]);
+        // Groups: 2 to tier 1 (1 call), 4 to tier 0 (2 calls of at most 2).
+        assert_eq!(mover.stats().calls, 3);
         mover.execute(&mut plan, &mut mem, &mut results);
         assert!(plan.is_empty());
         assert_eq!(mover.stats().by_cause["not-resident"], 1);
-        assert_eq!(mover.stats().moved(), 3);
+        assert_eq!(mover.stats().moved(), 4);
     }
 }

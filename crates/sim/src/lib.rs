@@ -8,6 +8,7 @@ pub mod workload;
 
 pub use error::SimError;
 pub mod catalog;
+pub mod compare;
 pub mod engine;
 pub mod machine;
 pub mod model;

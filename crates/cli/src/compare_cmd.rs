@@ -1,0 +1,246 @@
+//! `tierkit sim` and `tierkit compare`: run policies on the simulator and print the
+//! comparison.
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use tierkit_sim::compare::{compare, default_suite, Grid, Row, DEFAULT_POLICIES, DEFAULT_RATIOS};
+use tierkit_sim::workload::WorkloadSpec;
+
+use crate::args::parse_ratio;
+use crate::machine_args::{MachineArgs, SizeArgs};
+
+/// Flags of `tierkit compare`.
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Workloads, comma-separated (default: the built-in suite). See `tierkit list`.
+    #[arg(long, value_delimiter = ',')]
+    pub workload: Vec<String>,
+    /// Policies and references, comma-separated. See `tierkit list`.
+    #[arg(long, value_delimiter = ',')]
+    pub policies: Vec<String>,
+    /// Fast:slow ratios, comma-separated [default: 1:32,1:16,1:8].
+    #[arg(long, value_delimiter = ',', value_parser = parse_ratio)]
+    pub ratios: Vec<(u64, u64)>,
+    #[command(flatten)]
+    pub size: SizeArgs,
+    #[command(flatten)]
+    pub machine: MachineArgs,
+    /// Parallel runs (default: one per core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Print JSON rows instead of the table.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print CSV rows instead of the table.
+    #[arg(long)]
+    pub csv: bool,
+    /// Write one per-interval CSV per run into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub timeline: Option<String>,
+}
+
+/// Flags of `tierkit sim`: one workload, one policy, one ratio.
+#[derive(Args, Debug)]
+pub struct SimArgs {
+    /// The workload. See `tierkit list`.
+    #[arg(long)]
+    pub workload: String,
+    /// The policy or reference. See `tierkit list`.
+    #[arg(long)]
+    pub policy: String,
+    /// Fast:slow ratio.
+    #[arg(long, value_parser = parse_ratio, default_value = "1:16")]
+    pub ratio: (u64, u64),
+    #[command(flatten)]
+    pub size: SizeArgs,
+    #[command(flatten)]
+    pub machine: MachineArgs,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Write the run's per-interval CSV into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub timeline: Option<String>,
+}
+
+/// Runs `tierkit sim`: a one-cell comparison (with its references, for the fractions).
+pub fn sim(a: SimArgs) -> Result<()> {
+    let spec = a.size.apply(WorkloadSpec::new(&a.workload, 65_536, 3_000_000, a.machine.seed))?;
+    let grid = Grid {
+        machine: a.machine.config()?,
+        workloads: vec![spec],
+        ratios: vec![a.ratio],
+        policies: vec![a.policy],
+        seed: a.machine.seed,
+        scale: a.machine.scale,
+        prefault: !a.machine.no_prefault,
+    };
+    let rows = compare(&grid, 2, &|_, _, _| {})?;
+    emit(&rows, a.json, false, a.timeline.as_deref())
+}
+
+/// Runs `tierkit compare`.
+pub fn run(a: CompareArgs) -> Result<()> {
+    let seed = a.machine.seed;
+    let workloads = if a.workload.is_empty() {
+        default_suite(seed).into_iter().map(|w| a.size.apply(w)).collect::<Result<Vec<_>>>()?
+    } else {
+        a.workload
+            .iter()
+            .map(|n| a.size.apply(WorkloadSpec::new(n, 65_536, 3_000_000, seed)))
+            .collect::<Result<Vec<_>>>()?
+    };
+    let policies = if a.policies.is_empty() {
+        std::iter::once("all-local").chain(DEFAULT_POLICIES.iter().copied()).map(String::from).collect()
+    } else {
+        a.policies.clone()
+    };
+    let ratios = if a.ratios.is_empty() { DEFAULT_RATIOS.to_vec() } else { a.ratios };
+    let grid = Grid {
+        machine: a.machine.config()?,
+        workloads,
+        ratios,
+        policies,
+        seed,
+        scale: a.machine.scale,
+        prefault: !a.machine.no_prefault,
+    };
+    let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let tty = std::io::stderr().is_terminal();
+    let rows = compare(&grid, jobs, &|done, total, label| progress(tty, done, total, label))?;
+    if tty {
+        eprintln!();
+    }
+    emit(&rows, a.json, a.csv, a.timeline.as_deref())
+}
+
+fn progress(tty: bool, done: usize, total: usize, label: &str) {
+    if !tty {
+        return;
+    }
+    let width = 30;
+    let filled = done * width / total.max(1);
+    eprint!("\r[{}{}] {done}/{total} {label:<40}", "#".repeat(filled), "-".repeat(width - filled));
+    let _ = std::io::stderr().flush();
+}
+
+fn emit(rows: &[Row], json: bool, csv: bool, timeline: Option<&str>) -> Result<()> {
+    if let Some(dir) = timeline {
+        write_timelines(rows, Path::new(dir))?;
+    }
+    let mut out = std::io::stdout().lock();
+    if json {
+        let slim: Vec<_> = rows.iter().map(|r| serde_json::to_value(r).map(drop_timeline)).collect::<Result<_, _>>()?;
+        writeln!(out, "{}", serde_json::to_string_pretty(&slim)?)?;
+    } else if csv {
+        writeln!(out, "workload,ratio,policy,throughput,pct_of_all_local,pct_of_oracle,fast_hit_ratio,promotions,demotions,migrated_bytes,tracking_bytes,mechanism_cpu_pct")?;
+        for r in rows {
+            let x = &r.result;
+            writeln!(
+                out,
+                "{},{}:{},{},{:.6e},{:.3},{:.3},{:.6},{},{},{},{},{:.4}",
+                x.workload,
+                x.ratio.0,
+                x.ratio.1,
+                x.policy,
+                x.throughput,
+                r.pct_of_all_local,
+                r.pct_of_oracle,
+                x.fast_hit_ratio,
+                x.promotions,
+                x.demotions,
+                x.migrated_bytes,
+                x.tracking_bytes,
+                x.mechanism_cpu_pct
+            )?;
+        }
+    } else {
+        table(&mut out, rows)?;
+    }
+    Ok(())
+}
+
+fn drop_timeline(mut v: serde_json::Value) -> serde_json::Value {
+    if let Some(o) = v.as_object_mut() {
+        o.remove("timeline");
+    }
+    v
+}
+
+fn table(out: &mut impl Write, rows: &[Row]) -> Result<()> {
+    let mut last = String::new();
+    for r in rows {
+        let x = &r.result;
+        let group = format!("{} {}:{}", x.workload, x.ratio.0, x.ratio.1);
+        if group != last {
+            if !last.is_empty() {
+                writeln!(out)?;
+            }
+            writeln!(out, "{} on {} ({} pages, {} accesses x{})", group, x.machine, x.pages, x.accesses, x.scale)?;
+            writeln!(
+                out,
+                "  {:<14} {:>8} {:>8} {:>7} {:>9} {:>9} {:>9} {:>10} {:>6}",
+                "policy", "%local", "%oracle", "hit", "promoted", "demoted", "migr GiB", "tracking", "cpu%"
+            )?;
+            last = group;
+        }
+        writeln!(
+            out,
+            "  {:<14} {:>8.1} {:>8.1} {:>7.3} {:>9} {:>9} {:>9.3} {:>10} {:>6.2}",
+            x.policy,
+            r.pct_of_all_local,
+            r.pct_of_oracle,
+            x.fast_hit_ratio,
+            x.promotions,
+            x.demotions,
+            x.migrated_bytes as f64 / (1u64 << 30) as f64,
+            bytes(x.tracking_bytes),
+            x.mechanism_cpu_pct
+        )?;
+    }
+    Ok(())
+}
+
+fn bytes(b: u64) -> String {
+    match b {
+        0 => "0".into(),
+        b if b < 1 << 10 => format!("{b} B"),
+        b if b < 1 << 20 => format!("{:.1} KiB", b as f64 / 1024.0),
+        b if b < 1 << 30 => format!("{:.1} MiB", b as f64 / (1 << 20) as f64),
+        b => format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64),
+    }
+}
+
+fn write_timelines(rows: &[Row], dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("--timeline {}: cannot create the directory", dir.display()))?;
+    for r in rows {
+        let x = &r.result;
+        let path = dir.join(format!("{}_{}-{}_{}.csv", x.workload, x.ratio.0, x.ratio.1, x.policy));
+        let mut text = String::from("end_ns,accesses,throughput,fast_hit_ratio,");
+        text += &(0..x.timeline.first().map_or(0, |t| t.latency_ns.len()))
+            .map(|t| format!("latency_ns_tier{t}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        text += ",promotions,demotions,migrated_bytes\n";
+        for t in &x.timeline {
+            let lat: Vec<String> = t.latency_ns.iter().map(|l| format!("{l:.2}")).collect();
+            text += &format!(
+                "{:.0},{},{:.6e},{:.6},{},{},{},{}\n",
+                t.end_ns,
+                t.accesses,
+                t.throughput,
+                t.fast_hit_ratio,
+                lat.join(","),
+                t.promotions,
+                t.demotions,
+                t.migrated_bytes
+            );
+        }
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}

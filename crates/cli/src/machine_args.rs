@@ -1,0 +1,96 @@
+//! Flags shared by `sim` and `compare`: the machine and the workload's size.
+
+use anyhow::{Context, Result};
+use clap::Args;
+use tierkit_sim::model::MachineConfig;
+use tierkit_sim::workload::WorkloadSpec;
+
+use crate::args::parse_size;
+
+/// The modeled machine.
+#[derive(Args, Debug, Clone)]
+pub struct MachineArgs {
+    /// Machine preset: cxl (HybridTier §5.1), cxl-slow (FreqTier CXL-2), numa (Colloid §2.1).
+    #[arg(long, default_value = "cxl")]
+    pub machine: String,
+    /// TOML file overlaying the preset (any subset of its fields).
+    #[arg(long, value_name = "FILE")]
+    pub machine_file: Option<String>,
+    /// Override one parameter, e.g. --set tiers.1.latency_ns=200 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Background (antagonist) traffic on the fast tier, as a fraction of its bandwidth
+    /// (Colloid's 1x/2x/3x intensities are 0.51/0.65/0.70).
+    #[arg(long, value_name = "FRACTION")]
+    pub antagonist: Option<f64>,
+    /// Real misses per generated access (time scale of the run).
+    #[arg(long, default_value_t = 1000)]
+    pub scale: u64,
+    /// Leave placement to each page's first access instead of initializing memory in
+    /// address order before the run.
+    #[arg(long)]
+    pub no_prefault: bool,
+    /// Seed of every random choice.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+impl MachineArgs {
+    /// The configuration these flags describe.
+    pub fn config(&self) -> Result<MachineConfig> {
+        let mut cfg = MachineConfig::preset(&self.machine)?;
+        if let Some(file) = &self.machine_file {
+            let text = std::fs::read_to_string(file).with_context(|| format!("reading --machine-file {file}"))?;
+            cfg = cfg.merge_toml(&text, file)?;
+        }
+        for s in &self.set {
+            cfg = cfg.set(s)?;
+        }
+        if let Some(f) = self.antagonist {
+            if !(0.0..1.0).contains(&f) {
+                anyhow::bail!("--antagonist {f}: expected a fraction of the fast tier's bandwidth in [0, 1)");
+            }
+            cfg.tiers[0].background_gbps = f * cfg.tiers[0].bandwidth_gbps;
+        }
+        cfg.validate()?;
+        Ok(cfg)
+    }
+}
+
+/// A workload's size and options.
+#[derive(Args, Debug, Clone)]
+pub struct SizeArgs {
+    /// Footprint in 4 KiB pages (or use --footprint).
+    #[arg(long, conflicts_with = "footprint")]
+    pub pages: Option<u64>,
+    /// Footprint as a size, e.g. 1GiB.
+    #[arg(long, value_parser = parse_size)]
+    pub footprint: Option<u64>,
+    /// Generated accesses per run.
+    #[arg(long)]
+    pub accesses: Option<u64>,
+    /// Workload option, e.g. --opt alpha=0.8 (repeatable).
+    #[arg(long = "opt", value_name = "KEY=VALUE")]
+    pub options: Vec<String>,
+}
+
+impl SizeArgs {
+    /// `spec` resized and with the options applied.
+    pub fn apply(&self, mut spec: WorkloadSpec) -> Result<WorkloadSpec> {
+        if let Some(p) = self.pages {
+            spec.pages = p;
+        }
+        if let Some(bytes) = self.footprint {
+            spec.pages = bytes.div_ceil(tierkit_core::PAGE_SIZE);
+        }
+        if let Some(a) = self.accesses {
+            spec.accesses = a;
+        }
+        for o in &self.options {
+            let (k, v) =
+                o.split_once('=').with_context(|| format!("--opt {o:?}: expected KEY=VALUE, like alpha=0.8"))?;
+            spec = spec.with(k.trim(), v.trim());
+        }
+        Ok(spec)
+    }
+}

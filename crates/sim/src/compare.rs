@@ -1,0 +1,161 @@
+//! A grid of runs — workloads × fast:slow ratios × policies — executed in parallel, with
+//! every result also expressed as a fraction of the all-local and oracle references.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use serde::Serialize;
+use tierkit_core::policies::PolicySetup;
+
+use crate::catalog;
+use crate::engine::{run, RunSpec};
+use crate::machine::capacities;
+use crate::model::MachineConfig;
+use crate::result::RunResult;
+use crate::workload::WorkloadSpec;
+use crate::SimError;
+
+/// The ratios `tierkit compare` uses by default (FreqTier Tables II–V and HybridTier §5
+/// evaluate 1:32, 1:16 and 1:8).
+pub const DEFAULT_RATIOS: [(u64, u64); 3] = [(1, 32), (1, 16), (1, 8)];
+
+/// A comparison to run.
+#[derive(Clone, Debug)]
+pub struct Grid {
+    /// The machine.
+    pub machine: MachineConfig,
+    /// Workloads.
+    pub workloads: Vec<WorkloadSpec>,
+    /// Fast:slow ratios.
+    pub ratios: Vec<(u64, u64)>,
+    /// Policies and references to compare (all-local and oracle are always run too).
+    pub policies: Vec<String>,
+    /// Seed of the sources.
+    pub seed: u64,
+    /// Real misses per generated access (see [`RunSpec::scale`]).
+    pub scale: u64,
+    /// Initialize memory in address order before the stream (see [`RunSpec::prefault`]).
+    pub prefault: bool,
+}
+
+/// One row: a run and how it compares.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    /// The run.
+    #[serde(flatten)]
+    pub result: RunResult,
+    /// Throughput as a percentage of all-local on the same workload.
+    pub pct_of_all_local: f64,
+    /// Throughput as a percentage of the oracle at the same workload and ratio.
+    pub pct_of_oracle: f64,
+}
+
+struct Job {
+    workload: usize,
+    ratio: (u64, u64),
+    policy: String,
+}
+
+/// Runs every cell of `grid` on `threads` threads and returns the rows in grid order
+/// (workload, ratio, policy), whatever order they finished in. `progress(done, total,
+/// label)` is called after each run.
+pub fn compare(
+    grid: &Grid,
+    threads: usize,
+    progress: &(dyn Fn(usize, usize, &str) + Sync),
+) -> Result<Vec<Row>, SimError> {
+    // Check every name before running anything.
+    let setup = PolicySetup { fast_pages: 1, pages: 1 };
+    for p in &grid.policies {
+        catalog::subject(p, &setup)?;
+    }
+    // The references every row is measured against run whether listed or not.
+    let mut names: Vec<String> = vec!["all-local".into(), "oracle".into()];
+    for p in &grid.policies {
+        if !names.contains(p) {
+            names.push(p.clone());
+        }
+    }
+    let mut jobs = Vec::new();
+    for w in 0..grid.workloads.len() {
+        // All-local does not depend on the ratio: run it once per workload.
+        jobs.push(Job { workload: w, ratio: grid.ratios[0], policy: "all-local".into() });
+        for &ratio in &grid.ratios {
+            for p in names.iter().skip(1) {
+                jobs.push(Job { workload: w, ratio, policy: p.clone() });
+            }
+        }
+    }
+    let results: Vec<Mutex<Option<Result<RunResult, SimError>>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let finished = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1).min(jobs.len().max(1)) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(job) = jobs.get(i) else { break };
+                let w = &grid.workloads[job.workload];
+                let spec = RunSpec {
+                    machine: grid.machine.clone(),
+                    ratio: job.ratio,
+                    workload: w.clone(),
+                    seed: grid.seed,
+                    scale: grid.scale,
+                    prefault: grid.prefault,
+                };
+                let caps = capacities(grid.machine.tiers.len(), w.pages, job.ratio);
+                let out = catalog::subject(&job.policy, &PolicySetup { fast_pages: caps[0], pages: w.pages })
+                    .and_then(|s| run(&spec, s, &mut |_| {}));
+                *results[i].lock().expect("no panics while holding the lock") = Some(out);
+                let done = finished.fetch_add(1, Ordering::Relaxed) + 1;
+                progress(done, jobs.len(), &format!("{} {}:{} {}", w.name, job.ratio.0, job.ratio.1, job.policy));
+            });
+        }
+    });
+    let mut runs = Vec::with_capacity(jobs.len());
+    for r in results {
+        runs.push(r.into_inner().expect("lock").expect("every job ran")?);
+    }
+    let find = |w: usize, ratio: Option<(u64, u64)>, name: &str| {
+        runs.iter()
+            .zip(&jobs)
+            .find(|(_, j)| j.workload == w && ratio.is_none_or(|r| j.ratio == r) && j.policy == name)
+            .map(|(r, _)| r)
+            .expect("every listed run ran")
+    };
+    let mut rows = Vec::new();
+    for w in 0..grid.workloads.len() {
+        let local = find(w, None, "all-local");
+        for &ratio in &grid.ratios {
+            let oracle = find(w, Some(ratio), "oracle").throughput;
+            for name in &grid.policies {
+                let result = if name == "all-local" {
+                    RunResult { ratio, ..local.clone() }
+                } else {
+                    find(w, Some(ratio), name).clone()
+                };
+                rows.push(Row {
+                    pct_of_all_local: 100.0 * result.throughput / local.throughput,
+                    pct_of_oracle: 100.0 * result.throughput / oracle,
+                    result,
+                });
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// The built-in default suite: one workload per access pattern the papers evaluate,
+/// sized so that `tierkit compare` finishes in under a minute on two cores.
+pub fn default_suite(seed: u64) -> Vec<WorkloadSpec> {
+    let w = |name: &str, pages: u64, accesses: u64| WorkloadSpec::new(name, pages, accesses, seed);
+    vec![
+        w("zipf", 65_536, 3_000_000),
+        w("gups", 65_536, 3_000_000),
+        w("hotset-shift", 65_536, 3_000_000),
+        w("ycsb-b", 65_536, 3_000_000),
+    ]
+}
+
+/// The policies `tierkit compare` shows by default.
+pub const DEFAULT_POLICIES: &[&str] = &["oracle", "static-oracle", "none", "lru", "clock"];
