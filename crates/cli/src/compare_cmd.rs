@@ -77,6 +77,7 @@ pub fn sim(a: SimArgs) -> Result<()> {
         seed: a.machine.seed,
         scale: a.machine.scale,
         prefault: !a.machine.no_prefault,
+        cache_mode: a.machine.cache_mode,
     };
     let rows = compare(&grid, 2, &|_, _, _| {})?;
     emit(&rows, a.json, false, a.timeline.as_deref())
@@ -107,6 +108,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
         seed,
         scale: a.machine.scale,
         prefault: !a.machine.no_prefault,
+        cache_mode: a.machine.cache_mode,
     };
     let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let tty = std::io::stderr().is_terminal();

@@ -30,6 +30,10 @@ pub struct MachineArgs {
     /// address order before the run.
     #[arg(long)]
     pub no_prefault: bool,
+    /// Run as a plain cache (no prefault, no watermark, every event acted on at once);
+    /// use with a cache policy such as lru-cache. Reports the cache miss ratio.
+    #[arg(long)]
+    pub cache_mode: bool,
     /// Seed of every random choice.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

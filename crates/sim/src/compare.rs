@@ -36,6 +36,8 @@ pub struct Grid {
     pub scale: u64,
     /// Initialize memory in address order before the stream (see [`RunSpec::prefault`]).
     pub prefault: bool,
+    /// Plain-cache semantics (see [`RunSpec::cache_mode`]).
+    pub cache_mode: bool,
 }
 
 /// One row: a run and how it compares.
@@ -102,6 +104,7 @@ pub fn compare(
                     seed: grid.seed,
                     scale: grid.scale,
                     prefault: grid.prefault,
+                    cache_mode: grid.cache_mode,
                 };
                 let caps = capacities(grid.machine.tiers.len(), w.pages, job.ratio);
                 let out = catalog::subject(&job.policy, &PolicySetup { fast_pages: caps[0], pages: w.pages })

@@ -49,6 +49,11 @@ pub struct RunSpec {
     /// before their measured phase, so first-touch placement follows allocation order
     /// rather than hotness. Not counted as accesses.
     pub prefault: bool,
+    /// Run as a plain cache: no prefault, no allocation watermark, and the policy sees
+    /// and acts on every event before the next access (pair with a policy that samples
+    /// every access, such as `lru-cache`). `miss_ratio` is then the cache's miss ratio,
+    /// comparable with a cache simulator's.
+    pub cache_mode: bool,
 }
 
 /// Who decides placement.
@@ -105,6 +110,13 @@ impl Window {
 pub fn run(spec: &RunSpec, subject: Subject, progress: &mut dyn FnMut(u64)) -> Result<RunResult, SimError> {
     let cfg = &spec.machine;
     cfg.validate()?;
+    let cache_cfg;
+    let cfg = if spec.cache_mode {
+        cache_cfg = MachineConfig { alloc_watermark: 0.0, ..cfg.clone() };
+        &cache_cfg
+    } else {
+        cfg
+    };
     let name = subject.name();
     let mut wl = workload::build(&spec.workload)?;
     let pages = wl.pages();
@@ -168,11 +180,12 @@ pub fn run(spec: &RunSpec, subject: Subject, progress: &mut dyn FnMut(u64)) -> R
     let mut done = 0u64;
     let mut tracking = policy.as_ref().map_or(0, |p| p.metadata_bytes());
     let mut promo_mark = (0u64, 0u64);
+    let mut misses = 0u64;
 
     if let Some(o) = oracle.as_mut() {
         o.at(0, &mut machine);
     }
-    if spec.prefault {
+    if spec.prefault && !spec.cache_mode {
         for page in 0..pages {
             let fast_ok = oracle.as_ref().is_none_or(|o| o.wants_fast(page));
             let t = machine.first_touch(page, fast_ok);
@@ -197,12 +210,27 @@ pub fn run(spec: &RunSpec, subject: Subject, progress: &mut dyn FnMut(u64)) -> R
                 None => {
                     let t = machine.first_touch(a.page, oracle.as_ref().is_none_or(|o| o.wants_fast(a.page)));
                     sources.on_alloc(a.page, wl.kind(a.page), t, &mut events);
+                    misses += (t == 0) as u64; // a first touch of the slow tier is counted below
                     t
                 }
             };
             counts[tier as usize] += 1;
+            misses += (tier != 0) as u64;
             counted += sources.sampler_counts(tier) as u64;
             sources.on_access(a, tier, (t0 + i as f64 * per_access_ns) as Nanos, &mut events);
+            if spec.cache_mode && !events.is_empty() {
+                // A cache acts on every access before the next one.
+                if let Some(p) = policy.as_mut() {
+                    p.on_events(&events, &mut Ctx { mem: &machine, plan: &mut plan, sources: &mut request });
+                    if !plan.is_empty() {
+                        mover.max_pages_per_round = usize::MAX;
+                        moved.clear();
+                        mover.execute(&mut plan, &mut machine, &mut moved);
+                        p.on_moved(&moved);
+                    }
+                }
+                events.clear();
+            }
         }
         done += n as u64;
 
@@ -283,6 +311,7 @@ pub fn run(spec: &RunSpec, subject: Subject, progress: &mut dyn FnMut(u64)) -> R
         wall_ns: wall,
         throughput: real as f64 / wall * 1e9,
         fast_hit_ratio: if real > 0 { run_window.accesses[0] as f64 / real as f64 } else { 0.0 },
+        miss_ratio: if accesses > 0 { misses as f64 / accesses as f64 } else { 0.0 },
         promotions: machine.promotions,
         demotions: machine.demotions,
         migrated_bytes: (machine.promotions + machine.demotions) * PAGE_SIZE,

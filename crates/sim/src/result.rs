@@ -46,6 +46,9 @@ pub struct RunResult {
     pub throughput: f64,
     /// Fraction of accesses served by the fast tier.
     pub fast_hit_ratio: f64,
+    /// Fraction of accesses that found their page outside the fast tier, counting an
+    /// access that first touches a page as a miss (a cache's miss ratio).
+    pub miss_ratio: f64,
     /// Pages promoted.
     pub promotions: u64,
     /// Pages demoted.

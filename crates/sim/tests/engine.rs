@@ -10,7 +10,15 @@ use tierkit_sim::workload::WorkloadSpec;
 use tierkit_sim::{catalog, SimError};
 
 fn spec(workload: WorkloadSpec, ratio: (u64, u64)) -> RunSpec {
-    RunSpec { machine: MachineConfig::preset("cxl").unwrap(), ratio, workload, seed: 1, scale: 1000, prefault: true }
+    RunSpec {
+        machine: MachineConfig::preset("cxl").unwrap(),
+        ratio,
+        workload,
+        seed: 1,
+        scale: 1000,
+        prefault: true,
+        cache_mode: false,
+    }
 }
 
 fn go(spec: &RunSpec, name: &str) -> Result<RunResult, SimError> {

@@ -1,6 +1,7 @@
 //! `clock`: CLOCK (second-chance) tiering (HybridTier §5.2 compares against CLOCK).
 //!
-//! Fast-tier pages sit on a ring with a referenced bit, set when the page is sampled.
+//! Fast-tier pages join a ring when first sampled there (unreferenced, as a cache inserts
+//! on a miss) and get their referenced bit set when sampled again.
 //! A sampled access served by a slower tier promotes its page; when that would leave
 //! fewer than `headroom` free fast pages, the hand sweeps the ring clearing referenced
 //! bits and demotes the first page found unreferenced, whose slot the promoted page
@@ -123,7 +124,6 @@ impl Policy for ClockPolicy {
     fn sources(&self) -> SourceRequest {
         SourceRequest {
             samples: Some(Sampling { rate: self.params.rate, slow_tiers_only: false, words: false }),
-            allocations: true,
             ..Default::default()
         }
     }
@@ -131,8 +131,10 @@ impl Policy for ClockPolicy {
     fn on_events(&mut self, events: &[Event], ctx: &mut Ctx<'_>) {
         for e in events {
             match *e {
-                Event::Alloc { page, tier, .. } if tier == TierId::FAST => self.insert(page, false),
-                Event::Sample { page, tier, .. } if tier == TierId::FAST => self.insert(page, true),
+                Event::Sample { page, tier, .. } if tier == TierId::FAST => {
+                    let known = self.slot.get(page).is_some();
+                    self.insert(page, known);
+                }
                 Event::Sample { page, .. } => {
                     let free = ctx.mem.free_pages(TierId::FAST) as i64 - self.inflight;
                     if free <= self.headroom as i64 {

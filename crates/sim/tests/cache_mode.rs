@@ -1,0 +1,108 @@
+//! Cache mode: `lru-cache` and `clock-cache` behave exactly like textbook LRU and CLOCK
+//! caches of the fast tier's size (the libCacheSim comparison runs in tests/libcachesim).
+
+use std::collections::{BTreeMap, HashMap};
+
+use tierkit_core::policies::PolicySetup;
+use tierkit_sim::catalog;
+use tierkit_sim::engine::{run, RunSpec};
+use tierkit_sim::machine::capacities;
+use tierkit_sim::model::MachineConfig;
+use tierkit_sim::workload::{self, Access, WorkloadSpec};
+
+fn stream(spec: &WorkloadSpec) -> Vec<u64> {
+    let mut wl = workload::build(spec).unwrap();
+    let mut out: Vec<Access> = Vec::new();
+    while wl.fill(&mut out, 4096) > 0 {}
+    out.iter().map(|a| a.page).collect()
+}
+
+fn reference_lru(reqs: &[u64], cap: usize) -> u64 {
+    let (mut stamp_of, mut by_stamp) = (HashMap::new(), BTreeMap::new());
+    let mut misses = 0;
+    for (t, &p) in reqs.iter().enumerate() {
+        match stamp_of.insert(p, t) {
+            Some(old) => {
+                by_stamp.remove(&old);
+            }
+            None => {
+                misses += 1;
+                if by_stamp.len() == cap {
+                    let (_, victim) = by_stamp.pop_first().unwrap();
+                    stamp_of.remove(&victim);
+                }
+            }
+        }
+        by_stamp.insert(t, p);
+    }
+    misses
+}
+
+fn reference_clock(reqs: &[u64], cap: usize) -> u64 {
+    let mut ring: Vec<(u64, bool)> = Vec::new();
+    let mut slot: HashMap<u64, usize> = HashMap::new();
+    let (mut hand, mut misses) = (0, 0);
+    for &p in reqs {
+        if let Some(&i) = slot.get(&p) {
+            ring[i].1 = true;
+            continue;
+        }
+        misses += 1;
+        if ring.len() < cap {
+            slot.insert(p, ring.len());
+            ring.push((p, false));
+            continue;
+        }
+        loop {
+            let i = hand;
+            hand = (hand + 1) % cap;
+            if ring[i].1 {
+                ring[i].1 = false;
+            } else {
+                slot.remove(&ring[i].0);
+                ring[i] = (p, false);
+                slot.insert(p, i);
+                break;
+            }
+        }
+    }
+    misses
+}
+
+fn cache_run(spec: &WorkloadSpec, policy: &str, ratio: (u64, u64)) -> (f64, u64) {
+    let run_spec = RunSpec {
+        machine: MachineConfig::preset("cxl").unwrap(),
+        ratio,
+        workload: spec.clone(),
+        seed: 1,
+        scale: 1,
+        prefault: true, // ignored in cache mode
+        cache_mode: true,
+    };
+    let caps = capacities(2, spec.pages, ratio);
+    let subject = catalog::subject(policy, &PolicySetup { fast_pages: caps[0], pages: spec.pages }).unwrap();
+    let r = run(&run_spec, subject, &mut |_| {}).unwrap();
+    (r.miss_ratio, caps[0])
+}
+
+#[test]
+fn lru_cache_matches_a_reference_lru_exactly() {
+    for (alpha, ratio) in [(0.99, (1, 16)), (0.7, (1, 8)), (1.2, (1, 32))] {
+        let spec = WorkloadSpec::new("zipf", 20_000, 300_000, 5).with("alpha", alpha);
+        let reqs = stream(&spec);
+        let (miss_ratio, cap) = cache_run(&spec, "lru-cache", ratio);
+        let want = reference_lru(&reqs, cap as usize) as f64 / reqs.len() as f64;
+        assert_eq!(miss_ratio, want, "alpha {alpha} ratio {ratio:?}");
+    }
+}
+
+#[test]
+fn clock_cache_matches_a_reference_clock_exactly() {
+    for (alpha, ratio) in [(0.99, (1, 16)), (0.8, (1, 8))] {
+        let spec = WorkloadSpec::new("zipf", 20_000, 300_000, 6).with("alpha", alpha);
+        let reqs = stream(&spec);
+        let (miss_ratio, cap) = cache_run(&spec, "clock-cache", ratio);
+        let want = reference_clock(&reqs, cap as usize) as f64 / reqs.len() as f64;
+        assert_eq!(miss_ratio, want, "alpha {alpha} ratio {ratio:?}");
+    }
+}
