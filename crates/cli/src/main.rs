@@ -1,6 +1,7 @@
 //! The `tierkit` command.
 
 mod args;
+mod bench_cmd;
 mod compare_cmd;
 mod list_cmd;
 mod machine_args;
@@ -25,6 +26,8 @@ enum Command {
     Sim(compare_cmd::SimArgs),
     /// List workloads, policies, references and machine presets.
     List,
+    /// Measure the simulator's speed (generated accesses per second, one thread).
+    Bench(bench_cmd::BenchArgs),
     /// Tracking memory of each hotness structure at the papers' default sizing.
     Sketches {
         /// Fast-tier (DRAM) size, e.g. 16GiB.
@@ -43,6 +46,7 @@ fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Compare(a) => compare_cmd::run(a),
         Command::Sim(a) => compare_cmd::sim(a),
+        Command::Bench(a) => bench_cmd::run_bench(a),
         Command::List => {
             list_cmd::run();
             Ok(())

@@ -175,11 +175,17 @@ fn coalescing_matches_per_sample_increments() {
         updates += coalescer.flush(&mut batched);
         assert_eq!(coalescer.distinct_pages(), 0);
     }
-    // Conservative update is order-dependent for colliding pages, so compare against
-    // the truth: both are exact here (the filter is large), and both never under-count.
-    for (&page, &c) in &truth {
-        assert_eq!(batched.get(page), c, "batched");
-        assert_eq!(one_by_one.get(page), c, "one by one");
+    // Conservative update is order-dependent for colliding pages, so compare both with
+    // the truth: never below it, and off only for the few pages whose counters all
+    // collide (bounded by the false-positive rate at this load).
+    let bound = false_positive_rate(1 << 20, truth.len() as u64, 4);
+    for (name, f) in [("batched", &batched), ("one by one", &one_by_one)] {
+        let mut off = 0;
+        for (&page, &c) in &truth {
+            assert!(f.get(page) >= c, "{name}: under-count");
+            off += (f.get(page) != c) as usize;
+        }
+        assert!(off as f64 <= 2.0 * bound * truth.len() as f64 + 2.0, "{name}: {off} pages off, bound {bound}");
     }
     assert!(updates * 2 < samples, "{updates} updates for {samples} samples: skew should coalesce");
 }

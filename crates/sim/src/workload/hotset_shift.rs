@@ -152,7 +152,7 @@ mod tests {
         let spec = WorkloadSpec::new("hotset-shift", 1000, 20_000, 3).with("shift_at", 0.25);
         let (before, after) = split_counts(&spec, 5000);
         let page1 = Permutation::new(1000, 3).apply(1) as usize;
-        assert!(before[page1] > 200 && after[page1] < 5, "{} {}", before[page1], after[page1]);
+        assert!(before[page1] > 200 && after[page1] < 15, "{} {}", before[page1], after[page1]);
     }
 
     #[test]
