@@ -157,6 +157,10 @@ pub fn default_suite(seed: u64) -> Vec<WorkloadSpec> {
         w("gups", 65_536, 3_000_000),
         w("hotset-shift", 65_536, 3_000_000),
         w("ycsb-b", 65_536, 3_000_000),
+        w("cachelib-cdn", 65_536, 3_000_000),
+        w("cachelib-social", 65_536, 3_000_000),
+        w("gap-pr", 16_384, 3_000_000),
+        w("xgboost", 65_536, 3_000_000),
     ]
 }
 

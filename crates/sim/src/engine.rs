@@ -205,6 +205,9 @@ pub fn run(spec: &RunSpec, subject: Subject, progress: &mut dyn FnMut(u64)) -> R
         let mut counted = 0u64;
         let t0 = now;
         for (i, a) in buf.iter().enumerate() {
+            if let Some(ahead) = buf.get(i + 16) {
+                machine.prefetch(ahead.page);
+            }
             let tier = match machine.tier_index(a.page) {
                 Some(t) => t,
                 None => {
