@@ -40,3 +40,94 @@ fn bad_sizes_and_ratios_are_named() {
     let (ok, _, err) = tierkit(&["sketches", "--fast", "12 parsecs"]);
     assert!(!ok && err.contains("unknown unit"), "{err}");
 }
+
+const SMALL: [&str; 4] = ["--pages", "2000", "--accesses", "60000"];
+
+fn with_small<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    args.iter().copied().chain(SMALL).collect()
+}
+
+#[test]
+fn compare_prints_every_cell_relative_to_the_references() {
+    let (ok, out, err) = tierkit(&with_small(&["compare", "--workload", "zipf,gups", "--ratios", "1:16,1:8", "--csv"]));
+    assert!(ok, "{err}");
+    let rows: Vec<Vec<&str>> = out.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    // 2 workloads x 2 ratios x (all-local + 5 default subjects).
+    assert_eq!(rows.len(), 2 * 2 * 6, "{out}");
+    for r in &rows {
+        let pct_local: f64 = r[4].parse().unwrap();
+        assert!(pct_local > 0.0 && pct_local <= 101.0, "{r:?}");
+        if r[2] == "oracle" {
+            assert_eq!(r[5], "100.000", "the oracle is 100% of itself");
+        }
+        if r[2] == "all-local" {
+            assert_eq!(r[4], "100.000");
+        }
+    }
+    let (ok, table, _) = tierkit(&with_small(&["compare", "--workload", "zipf", "--ratios", "1:16"]));
+    assert!(ok && table.contains("%oracle") && table.contains("static-oracle") && table.contains("clock"), "{table}");
+}
+
+#[test]
+fn sim_writes_json_and_a_timeline() {
+    let dir = std::env::temp_dir().join(format!("tierkit-timeline-{}", std::process::id()));
+    let d = dir.to_str().unwrap();
+    let (ok, out, err) = tierkit(&with_small(&[
+        "sim",
+        "--workload",
+        "zipf",
+        "--policy",
+        "lru",
+        "--ratio",
+        "1:8",
+        "--json",
+        "--timeline",
+        d,
+    ]));
+    assert!(ok, "{err}");
+    assert!(out.contains("\"policy\": \"lru\"") && out.contains("\"fast_hit_ratio\""), "{out}");
+    let csv = std::fs::read_to_string(dir.join("zipf_1-8_lru.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 101, "header + 100 intervals");
+    assert!(csv.starts_with("end_ns,accesses,throughput,fast_hit_ratio,latency_ns_tier0,latency_ns_tier1"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn machine_overrides_change_the_result() {
+    let base = with_small(&["sim", "--workload", "zipf", "--policy", "all-local", "--csv"]);
+    let thr = |extra: &[&str]| -> String {
+        let mut args = base.clone();
+        args.retain(|a| *a != "--csv");
+        args.push("--json");
+        args.extend_from_slice(extra);
+        let (ok, out, err) = tierkit(&args);
+        assert!(ok, "{err}");
+        out.lines().find(|l| l.contains("\"throughput\"")).unwrap().to_string()
+    };
+    assert_ne!(thr(&[]), thr(&["--antagonist", "0.65"]));
+    assert_ne!(thr(&[]), thr(&["--set", "tiers.0.latency_ns=200"]));
+}
+
+#[test]
+fn bad_inputs_name_what_is_wrong() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["compare", "--workload", "zipfian"], "unknown workload \"zipfian\"; valid: zipf, gups"),
+        (&["compare", "--workload", "zipf", "--policies", "magic"], "unknown policy \"magic\""),
+        (&["compare", "--machine", "dram"], "unknown machine preset \"dram\"; valid: cxl, cxl-slow, numa"),
+        (&["compare", "--ratios", "1:0"], "ratio \"1:0\""),
+        (&["sim", "--workload", "zipf", "--policy", "lru", "--set", "app.threads=0"], "app.threads"),
+        (&["sim", "--workload", "zipf", "--policy", "lru", "--set", "app.turbo=1"], "app.turbo"),
+        (&["sim", "--workload", "zipf", "--policy", "lru", "--opt", "alpha=-1"], "alpha"),
+        (&["sim", "--workload", "zipf", "--policy", "lru", "--machine-file", "/nonexistent.toml"], "/nonexistent.toml"),
+    ];
+    for (args, want) in cases {
+        let (ok, _, err) = tierkit(args);
+        assert!(!ok && err.contains(want), "{args:?}: {err}");
+    }
+    let file = std::env::temp_dir().join(format!("tierkit-bad-{}.toml", std::process::id()));
+    std::fs::write(&file, "[app]\nthreads = \"many\"\n").unwrap();
+    let (ok, _, err) =
+        tierkit(&["sim", "--workload", "zipf", "--policy", "lru", "--machine-file", file.to_str().unwrap()]);
+    assert!(!ok && err.contains(file.to_str().unwrap()) && err.contains("threads"), "{err}");
+    std::fs::remove_file(file).unwrap();
+}

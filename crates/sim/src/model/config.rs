@@ -205,10 +205,12 @@ impl MachineConfig {
     }
 
     fn from_table(table: toml::Table, file: &str) -> Result<Self, SimError> {
-        let cfg: Self = table.try_into().map_err(|e: toml::de::Error| SimError::File {
+        // Re-read the merged document so a type error quotes the offending `key = value`.
+        let text = toml::to_string(&table).expect("a TOML table always serializes");
+        let cfg: Self = toml::from_str(&text).map_err(|e: toml::de::Error| SimError::File {
             file: file.to_string(),
-            at: "machine".to_string(),
-            message: e.message().to_string(),
+            at: "machine configuration".to_string(),
+            message: e.to_string().replace('\n', " ").split_whitespace().collect::<Vec<_>>().join(" "),
         })?;
         cfg.validate()?;
         Ok(cfg)
