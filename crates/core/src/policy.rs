@@ -130,16 +130,20 @@ pub struct AccessedScan {
     pub regions: Option<(u32, u32)>,
 }
 
-/// A device-side top-K tracker in the slow tier's controller (M5 HPT / HWT), delivered
-/// as [`Event::TopK`] runs at the end of each query period.
+/// Device-side access tracking in the slow tier's controller (M5 §5), delivered as
+/// [`Event::TopK`] runs at the end of each query period: the hot-page / hot-word
+/// trackers (HPT / HWT, Count-Min + top-K), or with `exact` the page / word access
+/// counters (PAC / WAC) that count every access precisely.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DeviceTopK {
     /// Entries reported per query.
     pub k: usize,
     /// Time between queries (the tracker is reset after each).
     pub query_period: Nanos,
-    /// Track 64-byte words (HWT) instead of pages (HPT).
+    /// Track 64-byte words (HWT, WAC) instead of pages (HPT, PAC).
     pub words: bool,
+    /// Exact counters (PAC / WAC) instead of the Count-Min tracker.
+    pub exact: bool,
 }
 
 /// The access information a policy asks for. Everything is off by default; per-tier

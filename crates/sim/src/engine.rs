@@ -309,6 +309,7 @@ pub fn run(spec: &RunSpec, subject: Subject, progress: &mut dyn FnMut(u64)) -> R
         machine: cfg.name.clone(),
         ratio: spec.ratio,
         pages,
+        fast_pages: caps[0],
         accesses,
         scale: spec.scale,
         wall_ns: wall,

@@ -36,6 +36,8 @@ pub struct RunResult {
     pub ratio: (u64, u64),
     /// Pages of the footprint.
     pub pages: u64,
+    /// Capacity of the fast tier in pages (a cache's size in cache mode).
+    pub fast_pages: u64,
     /// Generated accesses simulated.
     pub accesses: u64,
     /// Real misses per generated access.

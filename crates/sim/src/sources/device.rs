@@ -2,17 +2,23 @@
 //!
 //! Every access served by a slower tier feeds the hot-page tracker (HPT, keyed by page)
 //! or the hot-word tracker (HWT, keyed by page·64 + word): a Count-Min sketch of M5's
-//! evaluated size (32K entries, 4 rows) with a sorted top-K table. Every `query_period`
-//! the host reads the top-K — a run of [`Event::TopK`] in rank order — and the tracker
+//! evaluated size (32K entries, 4 rows) with a sorted top-K table — or, with `exact`,
+//! M5's precise page / word access counters (PAC / WAC, §4). Every `query_period` the
+//! host reads the top-K — a run of [`Event::TopK`] in rank order — and the tracker
 //! resets. The hardware does the counting for free; each query costs the host
 //! `mechanisms.device_query_ns`.
 
-use tierkit_core::sketches::CmTopK;
+use tierkit_core::sketches::{CmTopK, ExactCounter, FrequencySketch};
 use tierkit_core::{DeviceTopK, Event, Nanos, ParamError};
+
+enum Counter {
+    Sketch(CmTopK),
+    Exact(ExactCounter),
+}
 
 pub(crate) struct DeviceTracker {
     pub(crate) config: DeviceTopK,
-    tracker: CmTopK,
+    tracker: Counter,
     next_query: Nanos,
     /// Queries since the last drain.
     pub(crate) queries: u64,
@@ -20,14 +26,21 @@ pub(crate) struct DeviceTracker {
 
 impl DeviceTracker {
     pub(crate) fn new(config: DeviceTopK) -> Result<Self, ParamError> {
-        Ok(Self { config, tracker: CmTopK::m5_hpt(config.k)?, next_query: config.query_period, queries: 0 })
+        let tracker =
+            if config.exact { Counter::Exact(ExactCounter::new()) } else { Counter::Sketch(CmTopK::m5_hpt(config.k)?) };
+        Ok(Self { config, tracker, next_query: config.query_period, queries: 0 })
     }
 
     #[inline(always)]
     pub(crate) fn on_access(&mut self, page: u64, word: u8, tier: u8) {
         if tier != 0 {
             let key = if self.config.words { page * 64 + word as u64 } else { page };
-            self.tracker.record(key);
+            match &mut self.tracker {
+                Counter::Sketch(t) => t.record(key),
+                Counter::Exact(c) => {
+                    c.increment(key);
+                }
+            }
         }
     }
 
@@ -37,11 +50,24 @@ impl DeviceTracker {
             return;
         }
         while self.next_query <= now {
-            for &(key, count) in self.tracker.top() {
+            let top: Vec<(u64, u64)> = match &mut self.tracker {
+                Counter::Sketch(t) => {
+                    let top = t.top().to_vec();
+                    t.reset();
+                    top
+                }
+                Counter::Exact(c) => {
+                    let mut all: Vec<(u64, u64)> = c.iter().map(|(k, n)| (k, n as u64)).collect();
+                    all.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+                    all.truncate(self.config.k);
+                    c.clear();
+                    all
+                }
+            };
+            for (key, count) in top {
                 let (page, word) = if self.config.words { (key / 64, Some((key % 64) as u8)) } else { (key, None) };
                 events.push(Event::TopK { page, word, count });
             }
-            self.tracker.reset();
             self.queries += 1;
             self.next_query += self.config.query_period;
         }
@@ -54,7 +80,7 @@ mod tests {
 
     #[test]
     fn reports_hot_slow_pages_and_words_then_resets() {
-        let mut d = DeviceTracker::new(DeviceTopK { k: 2, query_period: 100, words: true }).unwrap();
+        let mut d = DeviceTracker::new(DeviceTopK { k: 2, query_period: 100, words: true, exact: false }).unwrap();
         for i in 0..1000u64 {
             d.on_access(5, 3, 1);
             d.on_access(9, 1, 0); // fast-tier accesses are invisible to the device
@@ -71,5 +97,30 @@ mod tests {
         d.advance(200, &mut ev);
         assert!(ev.is_empty(), "reset after each query");
         assert_eq!(d.queries, 2);
+    }
+}
+
+#[cfg(test)]
+mod exact_tests {
+    use super::*;
+
+    #[test]
+    fn exact_counters_report_true_counts_in_rank_order() {
+        let mut d = DeviceTracker::new(DeviceTopK { k: 3, query_period: 10, words: false, exact: true }).unwrap();
+        for (page, n) in [(4u64, 7u64), (9, 3), (2, 11), (5, 1)] {
+            for _ in 0..n {
+                d.on_access(page, 0, 1);
+            }
+        }
+        let mut ev = Vec::new();
+        d.advance(10, &mut ev);
+        let got: Vec<_> = ev
+            .iter()
+            .map(|e| if let Event::TopK { page, count, .. } = *e { (page, count) } else { unreachable!() })
+            .collect();
+        assert_eq!(got, [(2, 11), (4, 7), (9, 3)]);
+        ev.clear();
+        d.advance(20, &mut ev);
+        assert!(ev.is_empty());
     }
 }
