@@ -1,25 +1,40 @@
 # tierkit — build and test entry points. `make test` is what CI runs (.ci/run).
 
 CARGO ?= cargo
+PYTHON ?= python3
+PYENV := target/pyenv
+# libCacheSim's Python bindings: the reference the cache-mode check compares against.
+LIBCACHESIM := libcachesim==0.3.5
 
-.PHONY: test build bench deps fmt
+.PHONY: test build bench deps fmt libcachesim-check
 
-# Everything the tests need that a fresh machine may lack. Rust, cargo and gcc come with
-# the machine; later issues add QEMU, a test kernel and Python packages here.
-deps:
+# Everything the tests need that a fresh machine may lack. Rust, cargo, gcc and CPython
+# come with the machine; Python packages go into a venv under target/.
+deps: $(PYENV)/.ready
 	@command -v $(CARGO) >/dev/null || { echo "cargo not found: install Rust (rustup)"; exit 1; }
 
-# All crates' unit, integration and doc tests; benches must still compile.
+$(PYENV)/.ready:
+	$(PYTHON) -m venv $(PYENV)
+	$(PYENV)/bin/pip install --quiet --disable-pip-version-check $(LIBCACHESIM)
+	touch $@
+
+# All crates' unit, integration and doc tests; benches must still compile; cache mode
+# must reproduce libCacheSim's miss counts.
 test: deps
 	$(CARGO) test --workspace --locked
 	$(CARGO) check --workspace --benches --locked
+	$(MAKE) libcachesim-check
 
-build: deps
+build:
 	$(CARGO) build --release --locked -p tierkit
 
-# Criterion benchmarks; figures go to docs/BENCHMARKS.md.
-bench: deps
+libcachesim-check: build $(PYENV)/.ready
+	$(PYENV)/bin/python tests/libcachesim/check_cache_mode.py target/release/tierkit target/libcachesim
+
+# Criterion benchmarks and the simulator's speed; figures go to docs/BENCHMARKS.md.
+bench: build
 	$(CARGO) bench -p tierkit-core --bench sketch_update
+	target/release/tierkit bench
 
 fmt:
 	$(CARGO) fmt --all

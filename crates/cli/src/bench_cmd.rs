@@ -5,10 +5,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 use clap::Args;
-use tierkit_core::policies::PolicySetup;
-use tierkit_sim::catalog;
-use tierkit_sim::engine::{run, RunSpec};
-use tierkit_sim::machine::capacities;
+use tierkit_sim::engine::{run, RunSpec, Subject};
 use tierkit_sim::workload::{self, Access, WorkloadSpec};
 
 use crate::args::parse_ratio;
@@ -56,8 +53,6 @@ pub fn run_bench(a: BenchArgs) -> Result<()> {
     );
     println!("  {:<20} {:>8.1} M accesses/s  (baseline)", "generate only", base / 1e6);
     for name in &a.policies {
-        let caps = capacities(cfg.tiers.len(), spec.pages, a.ratio);
-        let subject = catalog::subject(name, &PolicySetup { fast_pages: caps[0], pages: spec.pages })?;
         let run_spec = RunSpec {
             machine: cfg.clone(),
             ratio: a.ratio,
@@ -68,7 +63,7 @@ pub fn run_bench(a: BenchArgs) -> Result<()> {
             cache_mode: a.machine.cache_mode,
         };
         let t = Instant::now();
-        let r = run(&run_spec, subject, &mut |_| {})?;
+        let r = run(&run_spec, Subject::Named(name.clone()), &mut |_| {})?;
         let rate = r.accesses as f64 / t.elapsed().as_secs_f64();
         println!(
             "  {:<20} {:>8.1} M accesses/s  ({:.2}x of baseline; hit ratio {:.3})",

@@ -6,6 +6,7 @@ mod compare_cmd;
 mod list_cmd;
 mod machine_args;
 mod sketches_cmd;
+mod trace_cmd;
 
 use clap::{Parser, Subcommand};
 
@@ -28,6 +29,9 @@ enum Command {
     List,
     /// Measure the simulator's speed (generated accesses per second, one thread).
     Bench(bench_cmd::BenchArgs),
+    /// Work with trace files.
+    #[command(subcommand)]
+    Trace(trace_cmd::TraceCommand),
     /// Tracking memory of each hotness structure at the papers' default sizing.
     Sketches {
         /// Fast-tier (DRAM) size, e.g. 16GiB.
@@ -47,6 +51,7 @@ fn main() -> anyhow::Result<()> {
         Command::Compare(a) => compare_cmd::run(a),
         Command::Sim(a) => compare_cmd::sim(a),
         Command::Bench(a) => bench_cmd::run_bench(a),
+        Command::Trace(c) => trace_cmd::run(c),
         Command::List => {
             list_cmd::run();
             Ok(())

@@ -8,8 +8,7 @@ use serde::Serialize;
 use tierkit_core::policies::PolicySetup;
 
 use crate::catalog;
-use crate::engine::{run, RunSpec};
-use crate::machine::capacities;
+use crate::engine::{run, RunSpec, Subject};
 use crate::model::MachineConfig;
 use crate::result::RunResult;
 use crate::workload::WorkloadSpec;
@@ -106,9 +105,7 @@ pub fn compare(
                     prefault: grid.prefault,
                     cache_mode: grid.cache_mode,
                 };
-                let caps = capacities(grid.machine.tiers.len(), w.pages, job.ratio);
-                let out = catalog::subject(&job.policy, &PolicySetup { fast_pages: caps[0], pages: w.pages })
-                    .and_then(|s| run(&spec, s, &mut |_| {}));
+                let out = run(&spec, Subject::Named(job.policy.clone()), &mut |_| {});
                 *results[i].lock().expect("no panics while holding the lock") = Some(out);
                 let done = finished.fetch_add(1, Ordering::Relaxed) + 1;
                 progress(done, jobs.len(), &format!("{} {}:{} {}", w.name, job.ratio.0, job.ratio.1, job.policy));

@@ -8,11 +8,13 @@
 //! telemetry), and the platform's [`Mover`] executes its plan within the migration rate
 //! limit. A timeline records [`TIMELINE_POINTS`] equal slices of the run.
 
+use tierkit_core::policies::PolicySetup;
 use tierkit_core::{
     Ctx, Event, Memory, Migration, MoveStatus, Mover, Nanos, Plan, Policy, Telemetry, TierId, TierStats, MILLISECOND,
     PAGE_SIZE,
 };
 
+use crate::catalog;
 use crate::machine::{capacities, Machine};
 use crate::model::timing::{solve, Demand};
 use crate::model::MachineConfig;
@@ -58,6 +60,9 @@ pub struct RunSpec {
 
 /// Who decides placement.
 pub enum Subject {
+    /// A policy or reference by name, set up for the workload's footprint once it is
+    /// built (see [`crate::catalog`]).
+    Named(String),
     /// A tiering policy.
     Policy(Box<dyn Policy>),
     /// A reference placement.
@@ -68,6 +73,7 @@ impl Subject {
     /// The name in reports.
     pub fn name(&self) -> String {
         match self {
+            Subject::Named(n) => n.clone(),
             Subject::Policy(p) => p.name().to_string(),
             Subject::Reference(r) => r.name().to_string(),
         }
@@ -122,18 +128,21 @@ pub fn run(spec: &RunSpec, subject: Subject, progress: &mut dyn FnMut(u64)) -> R
     let pages = wl.pages();
     let total = wl.len();
     let tiers = cfg.tiers.len();
-    let ratio = if matches!(subject, Subject::Reference(Reference::AllLocal)) { (1, 0) } else { spec.ratio };
     if spec.scale == 0 {
         return Err(SimError::bad_option("run", "scale", 0, "at least 1 real miss per generated access"));
     }
-    if ratio.0 == 0 {
-        return Err(SimError::bad_option(
-            "run",
-            "ratio",
-            format!("{}:{}", ratio.0, ratio.1),
-            "a fast part of at least 1",
-        ));
+    if spec.ratio.0 == 0 {
+        let ratio = format!("{}:{}", spec.ratio.0, spec.ratio.1);
+        return Err(SimError::bad_option("run", "ratio", ratio, "a fast part of at least 1"));
     }
+    let subject = match subject {
+        Subject::Named(name) => {
+            let fast_pages = capacities(tiers, pages, spec.ratio)[0];
+            catalog::subject(&name, &PolicySetup { fast_pages, pages })?
+        }
+        other => other,
+    };
+    let ratio = if matches!(subject, Subject::Reference(Reference::AllLocal)) { (1, 0) } else { spec.ratio };
     let mut caps = capacities(tiers, pages, ratio);
     if ratio.1 == 0 {
         // All-local: room for every page above the allocation watermark.
@@ -150,7 +159,7 @@ pub fn run(spec: &RunSpec, subject: Subject, progress: &mut dyn FnMut(u64)) -> R
         Subject::Reference(Reference::Oracle) => {
             (None, Some(Oracle::learn(&spec.workload, ORACLE_EPOCHS, fast_fill, cfg, spec.scale)?))
         }
-        Subject::Reference(_) => (None, None),
+        Subject::Reference(_) | Subject::Named(_) => (None, None),
     };
     let mut request = policy.as_ref().map(|p| p.sources()).unwrap_or_default();
     let mut sources = Sources::new(&request, cfg.mechanisms, pages, spec.seed)?;

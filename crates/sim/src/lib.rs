@@ -15,3 +15,4 @@ pub mod model;
 pub mod reference;
 pub mod result;
 pub(crate) mod sources;
+pub mod trace;

@@ -202,6 +202,11 @@ pub const REGISTRY: &[Registered] = &[
     },
     Registered { name: "scan", about: "one-time sequential pollution over a Zipf hot set", build: scan::build },
     Registered { name: "sparse-kv", about: "small objects: few hot words per page (M5 §4)", build: sparse_kv::build },
+    Registered {
+        name: "trace",
+        about: "a libCacheSim oracleGeneral trace, one page per object (options path, limit, next_access)",
+        build: crate::trace::build,
+    },
 ];
 
 /// Builds the workload `spec` names; an unknown name lists the valid ones.
