@@ -20,6 +20,7 @@ pub struct Mover {
     /// events; it sets this from its bandwidth budget).
     pub max_pages_per_round: usize,
     stats: MoveStats,
+    todo: Vec<Migration>,
     pages: Vec<Page>,
     statuses: Vec<MoveStatus>,
 }
@@ -56,6 +57,7 @@ impl Mover {
             batch: batch.max(1),
             max_pages_per_round,
             stats: MoveStats::default(),
+            todo: Vec::new(),
             pages: Vec::new(),
             statuses: Vec::new(),
         }
@@ -70,7 +72,9 @@ impl Mover {
         mem: &mut dyn Memory,
         results: &mut Vec<(Migration, MoveStatus)>,
     ) -> usize {
-        let mut todo: Vec<Migration> = plan.take_front(self.max_pages_per_round).collect();
+        let mut todo = std::mem::take(&mut self.todo);
+        todo.clear();
+        todo.extend(plan.take_front(self.max_pages_per_round));
         todo.sort_by_key(|m| std::cmp::Reverse(m.to)); // stable: plan order within a tier
         let mut moved = 0;
         for run in todo.chunk_by(|a, b| a.to == b.to) {
@@ -90,6 +94,7 @@ impl Mover {
                 }
             }
         }
+        self.todo = todo;
         moved
     }
 
