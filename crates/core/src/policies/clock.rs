@@ -1,7 +1,9 @@
 //! `clock`: CLOCK (second-chance) tiering (HybridTier §5.2 compares against CLOCK).
 //!
-//! Fast-tier pages join a ring when first sampled there (unreferenced, as a cache inserts
-//! on a miss) and get their referenced bit set when sampled again.
+//! Fast-tier pages join the ring unreferenced when allocated there (or when first
+//! sampled there, if their allocation was not seen) and get their referenced bit set
+//! when sampled again; the access that allocates a page does not reference it (a cache
+//! inserts on a miss without setting the bit).
 //! A sampled access served by a slower tier promotes its page; when that would leave
 //! fewer than `headroom` free fast pages, the hand sweeps the ring clearing referenced
 //! bits and demotes the first page found unreferenced, whose slot the promoted page
@@ -43,6 +45,8 @@ pub struct ClockPolicy {
     hand: usize,
     headroom: u64,
     inflight: i64,
+    /// The page allocated by the latest `Alloc`: its first sample is that same access.
+    fresh: Option<Page>,
 }
 
 impl ClockPolicy {
@@ -61,6 +65,7 @@ impl ClockPolicy {
             hand: 0,
             headroom,
             inflight: 0,
+            fresh: None,
         })
     }
 
@@ -124,6 +129,7 @@ impl Policy for ClockPolicy {
     fn sources(&self) -> SourceRequest {
         SourceRequest {
             samples: Some(Sampling { rate: self.params.rate, slow_tiers_only: false, words: false }),
+            allocations: true,
             ..Default::default()
         }
     }
@@ -131,11 +137,19 @@ impl Policy for ClockPolicy {
     fn on_events(&mut self, events: &[Event], ctx: &mut Ctx<'_>) {
         for e in events {
             match *e {
+                Event::Alloc { page, tier, .. } => {
+                    if tier == TierId::FAST {
+                        self.insert(page, false);
+                    }
+                    self.fresh = Some(page);
+                }
                 Event::Sample { page, tier, .. } if tier == TierId::FAST => {
-                    let known = self.slot.get(page).is_some();
-                    self.insert(page, known);
+                    let referenced = self.slot.get(page).is_some() && self.fresh != Some(page);
+                    self.fresh = None;
+                    self.insert(page, referenced);
                 }
                 Event::Sample { page, .. } => {
+                    self.fresh = None;
                     let free = ctx.mem.free_pages(TierId::FAST) as i64 - self.inflight;
                     if free <= self.headroom as i64 {
                         if let Some(victim) = self.victim() {

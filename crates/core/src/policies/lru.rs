@@ -106,6 +106,24 @@ impl LruList {
         }
     }
 
+    /// Whether `page` is on the list.
+    pub(crate) fn contains(&self, page: Page) -> bool {
+        self.index.get(page).is_some()
+    }
+
+    /// Pages on the list.
+    pub(crate) fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Inserts `page` at the head if it is absent (FIFO use: a present page keeps its
+    /// place).
+    pub(crate) fn insert(&mut self, page: Page) {
+        if !self.contains(page) {
+            self.touch(page);
+        }
+    }
+
     /// Removes `page`; false if absent.
     pub(crate) fn remove(&mut self, page: Page) -> bool {
         match self.index.remove(page) {

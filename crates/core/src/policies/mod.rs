@@ -2,12 +2,16 @@
 //! defaults come from the paper it implements; [`REGISTRY`] builds them by name.
 
 mod clock;
+mod lfu;
 mod lru;
 mod threshold;
+mod two_q;
 
 pub use clock::{ClockParams, ClockPolicy};
+pub use lfu::{LfuParams, LfuPolicy};
 pub use lru::{LruParams, LruPolicy};
 pub use threshold::{ThresholdParams, ThresholdPolicy};
+pub use two_q::{TwoQParams, TwoQPolicy};
 
 use crate::{ParamError, Policy};
 
@@ -41,6 +45,16 @@ pub const REGISTRY: &[Registered] = &[
         name: "clock",
         about: "promote on sampled slow access, demote the CLOCK victim",
         build: |s| Ok(Box::new(ClockPolicy::new(ClockParams::default(), s)?)),
+    },
+    Registered {
+        name: "2q",
+        about: "2Q (Kin = 1/4, Kout = 1/2 of the fast tier): FIFO for pages seen once, LRU for pages seen again",
+        build: |s| Ok(Box::new(TwoQPolicy::new(TwoQParams::default(), s)?)),
+    },
+    Registered {
+        name: "lfu",
+        about: "promote on sampled slow access, demote the least frequently sampled fast page (no aging)",
+        build: |s| Ok(Box::new(LfuPolicy::new(LfuParams::default(), s)?)),
     },
     Registered {
         name: "lru-cache",
