@@ -9,9 +9,10 @@
 //! bits and demotes the first page found unreferenced, whose slot the promoted page
 //! takes. With `SampleRate::Period(1)` it is a CLOCK cache (`clock-cache`).
 
+use super::admission::{sampled_with_allocations, Admission};
 use super::PolicySetup;
 use crate::memory::MoveStatus;
-use crate::policy::{Ctx, Migration, Policy, SampleRate, Sampling, SourceRequest};
+use crate::policy::{Ctx, Migration, Policy, SampleRate, SourceRequest};
 use crate::sketches::PageTable;
 use crate::telemetry::Telemetry;
 use crate::types::{Page, TierId};
@@ -43,8 +44,7 @@ pub struct ClockPolicy {
     slot: PageTable,
     holes: Vec<u32>,
     hand: usize,
-    headroom: u64,
-    inflight: i64,
+    admission: Admission,
     /// The page allocated by the latest `Alloc`: its first sample is that same access.
     fresh: Option<Page>,
 }
@@ -63,8 +63,7 @@ impl ClockPolicy {
             slot: PageTable::new(),
             holes: Vec::new(),
             hand: 0,
-            headroom,
-            inflight: 0,
+            admission: Admission::with_headroom(headroom),
             fresh: None,
         })
     }
@@ -127,11 +126,7 @@ impl Policy for ClockPolicy {
     }
 
     fn sources(&self) -> SourceRequest {
-        SourceRequest {
-            samples: Some(Sampling { rate: self.params.rate, slow_tiers_only: false, words: false }),
-            allocations: true,
-            ..Default::default()
-        }
+        sampled_with_allocations(self.params.rate)
     }
 
     fn on_events(&mut self, events: &[Event], ctx: &mut Ctx<'_>) {
@@ -150,15 +145,12 @@ impl Policy for ClockPolicy {
                 }
                 Event::Sample { page, .. } => {
                     self.fresh = None;
-                    let free = ctx.mem.free_pages(TierId::FAST) as i64 - self.inflight;
-                    if free <= self.headroom as i64 {
+                    if self.admission.needs_room(ctx) {
                         if let Some(victim) = self.victim() {
-                            ctx.plan.push(victim, TierId(1));
-                            self.inflight -= 1;
+                            self.admission.demote(ctx, victim);
                         }
                     }
-                    ctx.promote(page);
-                    self.inflight += 1;
+                    self.admission.promote(ctx, page);
                     self.insert(page, false);
                 }
                 Event::Free { page } => self.remove(page),
@@ -170,12 +162,10 @@ impl Policy for ClockPolicy {
     fn on_tick(&mut self, _telemetry: &Telemetry, _ctx: &mut Ctx<'_>) {}
 
     fn on_moved(&mut self, results: &[(Migration, MoveStatus)]) {
-        for &(m, status) in results {
-            let promotion = m.to == TierId::FAST;
-            self.inflight += if promotion { -1 } else { 1 };
-            if promotion && status != MoveStatus::Moved && status != MoveStatus::AlreadyThere {
-                self.remove(m.page);
-            }
+        let mut failed = Vec::new();
+        self.admission.settle(results, |page| failed.push(page));
+        for page in failed {
+            self.remove(page);
         }
     }
 

@@ -8,9 +8,10 @@
 
 use std::collections::BTreeSet;
 
+use super::admission::{sampled_with_allocations, Admission};
 use super::PolicySetup;
 use crate::memory::MoveStatus;
-use crate::policy::{Ctx, Migration, Policy, SampleRate, Sampling, SourceRequest};
+use crate::policy::{Ctx, Migration, Policy, SampleRate, SourceRequest};
 use crate::sketches::{ExactCounter, FrequencySketch, PageTable};
 use crate::telemetry::Telemetry;
 use crate::types::{Page, TierId};
@@ -39,7 +40,7 @@ pub struct LfuPolicy {
     /// Arrival stamp of each fast page in `order`.
     arrival: PageTable,
     clock: u64,
-    inflight: i64,
+    admission: Admission,
 }
 
 impl LfuPolicy {
@@ -51,7 +52,7 @@ impl LfuPolicy {
             order: BTreeSet::new(),
             arrival: PageTable::new(),
             clock: 0,
-            inflight: 0,
+            admission: Admission::default(),
         })
     }
 
@@ -80,11 +81,7 @@ impl Policy for LfuPolicy {
     }
 
     fn sources(&self) -> SourceRequest {
-        SourceRequest {
-            samples: Some(Sampling { rate: self.params.rate, slow_tiers_only: false, words: false }),
-            allocations: true,
-            ..Default::default()
-        }
+        sampled_with_allocations(self.params.rate)
     }
 
     fn on_events(&mut self, events: &[Event], ctx: &mut Ctx<'_>) {
@@ -102,17 +99,13 @@ impl Policy for LfuPolicy {
                 }
                 Event::Sample { page, .. } => {
                     let c = self.counts.increment(page);
-                    let free = ctx.mem.free_pages(TierId::FAST) as i64 - self.inflight;
-                    if free <= 0 {
-                        if let Some(&(vc, stamp, victim)) = self.order.first() {
-                            self.order.remove(&(vc, stamp, victim));
+                    if self.admission.needs_room(ctx) {
+                        if let Some((_, _, victim)) = self.order.pop_first() {
                             self.arrival.remove(victim);
-                            ctx.plan.push(victim, TierId(1));
-                            self.inflight -= 1;
+                            self.admission.demote(ctx, victim);
                         }
                     }
-                    ctx.promote(page);
-                    self.inflight += 1;
+                    self.admission.promote(ctx, page);
                     self.place(page, c);
                 }
                 Event::Free { page } => {
@@ -127,12 +120,10 @@ impl Policy for LfuPolicy {
     fn on_tick(&mut self, _telemetry: &Telemetry, _ctx: &mut Ctx<'_>) {}
 
     fn on_moved(&mut self, results: &[(Migration, MoveStatus)]) {
-        for &(m, status) in results {
-            let promotion = m.to == TierId::FAST;
-            self.inflight += if promotion { -1 } else { 1 };
-            if promotion && status != MoveStatus::Moved && status != MoveStatus::AlreadyThere {
-                self.forget(m.page);
-            }
+        let mut failed = Vec::new();
+        self.admission.settle(results, |page| failed.push(page));
+        for page in failed {
+            self.forget(page);
         }
     }
 

@@ -7,9 +7,10 @@
 //! recently sampled) is demoted. With `SampleRate::Period(1)` every access is seen and
 //! the fast tier behaves as an LRU cache (`lru-cache`).
 
+use super::admission::{sampled_with_allocations, Admission};
 use super::PolicySetup;
 use crate::memory::MoveStatus;
-use crate::policy::{Ctx, Migration, Policy, SampleRate, Sampling, SourceRequest};
+use crate::policy::{Ctx, Migration, Policy, SampleRate, SourceRequest};
 use crate::sketches::PageTable;
 use crate::telemetry::Telemetry;
 use crate::types::{Page, TierId};
@@ -154,9 +155,7 @@ pub struct LruPolicy {
     name: &'static str,
     params: LruParams,
     list: LruList,
-    headroom: u64,
-    /// Promotions minus demotions queued and not yet executed.
-    inflight: i64,
+    admission: Admission,
 }
 
 impl LruPolicy {
@@ -166,7 +165,7 @@ impl LruPolicy {
             return Err(ParamError::new("headroom", params.headroom, "a fraction in [0, 0.5)"));
         }
         let headroom = (setup.fast_pages as f64 * params.headroom).ceil() as u64;
-        Ok(Self { name: "lru", params, list: LruList::new(), headroom, inflight: 0 })
+        Ok(Self { name: "lru", params, list: LruList::new(), admission: Admission::with_headroom(headroom) })
     }
 
     /// LRU as a plain cache: every access is seen, every slow access promotes.
@@ -183,11 +182,7 @@ impl Policy for LruPolicy {
     }
 
     fn sources(&self) -> SourceRequest {
-        SourceRequest {
-            samples: Some(Sampling { rate: self.params.rate, slow_tiers_only: false, words: false }),
-            allocations: true,
-            ..Default::default()
-        }
+        sampled_with_allocations(self.params.rate)
     }
 
     fn on_events(&mut self, events: &[Event], ctx: &mut Ctx<'_>) {
@@ -197,15 +192,12 @@ impl Policy for LruPolicy {
                     self.list.touch(page)
                 }
                 Event::Sample { page, .. } => {
-                    let free = ctx.mem.free_pages(TierId::FAST) as i64 - self.inflight;
-                    if free <= self.headroom as i64 {
+                    if self.admission.needs_room(ctx) {
                         if let Some(victim) = self.list.pop_tail() {
-                            ctx.plan.push(victim, TierId(1));
-                            self.inflight -= 1;
+                            self.admission.demote(ctx, victim);
                         }
                     }
-                    ctx.promote(page);
-                    self.inflight += 1;
+                    self.admission.promote(ctx, page);
                     self.list.touch(page);
                 }
                 Event::Free { page } => {
@@ -219,13 +211,10 @@ impl Policy for LruPolicy {
     fn on_tick(&mut self, _telemetry: &Telemetry, _ctx: &mut Ctx<'_>) {}
 
     fn on_moved(&mut self, results: &[(Migration, MoveStatus)]) {
-        for &(m, status) in results {
-            let promotion = m.to == TierId::FAST;
-            self.inflight += if promotion { -1 } else { 1 };
-            if promotion && status != MoveStatus::Moved && status != MoveStatus::AlreadyThere {
-                self.list.remove(m.page); // it did not arrive
-            }
-        }
+        let list = &mut self.list;
+        self.admission.settle(results, |page| {
+            list.remove(page); // it did not arrive
+        });
     }
 
     fn metadata_bytes(&self) -> usize {

@@ -1,6 +1,7 @@
 //! Tiering policies, one per file. Each keeps its constants in a `Params` struct whose
 //! defaults come from the paper it implements; [`REGISTRY`] builds them by name.
 
+mod admission;
 mod clock;
 mod lfu;
 mod lru;

@@ -10,10 +10,11 @@
 //! least recent page. A sampled fast-tier access moves an `Am` page to the front and
 //! leaves an `A1in` page where it is (2Q's correlated-reference rule).
 
+use super::admission::{sampled_with_allocations, Admission};
 use super::lru::LruList;
 use super::PolicySetup;
 use crate::memory::MoveStatus;
-use crate::policy::{Ctx, Migration, Policy, SampleRate, Sampling, SourceRequest};
+use crate::policy::{Ctx, Migration, Policy, SampleRate, SourceRequest};
 use crate::telemetry::Telemetry;
 use crate::types::{Page, TierId};
 use crate::{Event, ParamError};
@@ -45,8 +46,7 @@ pub struct TwoQPolicy {
     a1out: LruList,
     kin: usize,
     kout: usize,
-    /// Promotions minus demotions queued and not yet executed.
-    inflight: i64,
+    admission: Admission,
 }
 
 impl TwoQPolicy {
@@ -65,7 +65,7 @@ impl TwoQPolicy {
             a1out: LruList::new(),
             kin: (size * params.kin).ceil() as usize,
             kout: (size * params.kout).ceil() as usize,
-            inflight: 0,
+            admission: Admission::default(),
         })
     }
 
@@ -90,11 +90,7 @@ impl Policy for TwoQPolicy {
     }
 
     fn sources(&self) -> SourceRequest {
-        SourceRequest {
-            samples: Some(Sampling { rate: self.params.rate, slow_tiers_only: false, words: false }),
-            allocations: true,
-            ..Default::default()
-        }
+        sampled_with_allocations(self.params.rate)
     }
 
     fn on_events(&mut self, events: &[Event], ctx: &mut Ctx<'_>) {
@@ -109,15 +105,12 @@ impl Policy for TwoQPolicy {
                     }
                 }
                 Event::Sample { page, .. } => {
-                    let free = ctx.mem.free_pages(TierId::FAST) as i64 - self.inflight;
-                    if free <= 0 {
+                    if self.admission.needs_room(ctx) {
                         if let Some(v) = self.victim() {
-                            ctx.plan.push(v, TierId(1));
-                            self.inflight -= 1;
+                            self.admission.demote(ctx, v);
                         }
                     }
-                    ctx.promote(page);
-                    self.inflight += 1;
+                    self.admission.promote(ctx, page);
                     if self.a1out.remove(page) {
                         self.am.touch(page);
                     } else {
@@ -137,14 +130,11 @@ impl Policy for TwoQPolicy {
     fn on_tick(&mut self, _telemetry: &Telemetry, _ctx: &mut Ctx<'_>) {}
 
     fn on_moved(&mut self, results: &[(Migration, MoveStatus)]) {
-        for &(m, status) in results {
-            let promotion = m.to == TierId::FAST;
-            self.inflight += if promotion { -1 } else { 1 };
-            if promotion && status != MoveStatus::Moved && status != MoveStatus::AlreadyThere {
-                self.a1in.remove(m.page);
-                self.am.remove(m.page);
-            }
-        }
+        let (a1in, am) = (&mut self.a1in, &mut self.am);
+        self.admission.settle(results, |page| {
+            a1in.remove(page);
+            am.remove(page);
+        });
     }
 
     fn metadata_bytes(&self) -> usize {

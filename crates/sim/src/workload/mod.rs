@@ -112,28 +112,26 @@ impl WorkloadSpec {
 
     /// Option `key` as a float in `range`, or `default`.
     pub fn f64_opt(&self, key: &str, default: f64, range: std::ops::RangeInclusive<f64>) -> Result<f64, SimError> {
-        let Some(text) = self.options.get(key) else { return Ok(default) };
-        match text.parse::<f64>() {
-            Ok(v) if range.contains(&v) => Ok(v),
-            _ => Err(SimError::bad_option(
-                self.owner(),
-                key,
-                text,
-                format!("a number in [{}, {}]", range.start(), range.end()),
-            )),
-        }
+        self.opt(key, default, range, "a number")
     }
 
     /// Option `key` as an integer in `range`, or `default`.
     pub fn u64_opt(&self, key: &str, default: u64, range: std::ops::RangeInclusive<u64>) -> Result<u64, SimError> {
+        self.opt(key, default, range, "an integer")
+    }
+
+    fn opt<T>(&self, key: &str, default: T, range: std::ops::RangeInclusive<T>, what: &str) -> Result<T, SimError>
+    where
+        T: std::str::FromStr + PartialOrd + std::fmt::Display,
+    {
         let Some(text) = self.options.get(key) else { return Ok(default) };
-        match text.parse::<u64>() {
+        match text.parse::<T>() {
             Ok(v) if range.contains(&v) => Ok(v),
             _ => Err(SimError::bad_option(
                 self.owner(),
                 key,
                 text,
-                format!("an integer in [{}, {}]", range.start(), range.end()),
+                format!("{what} in [{}, {}]", range.start(), range.end()),
             )),
         }
     }
