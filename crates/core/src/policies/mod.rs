@@ -3,14 +3,18 @@
 
 mod admission;
 mod clock;
+mod hemem;
 mod lfu;
 mod lru;
+mod memtis;
 mod threshold;
 mod two_q;
 
 pub use clock::{ClockParams, ClockPolicy};
+pub use hemem::{HememParams, HememPolicy};
 pub use lfu::{LfuParams, LfuPolicy};
 pub use lru::{LruParams, LruPolicy};
+pub use memtis::{MemtisParams, MemtisPolicy};
 pub use threshold::{ThresholdParams, ThresholdPolicy};
 pub use two_q::{TwoQParams, TwoQPolicy};
 
@@ -46,6 +50,16 @@ pub const REGISTRY: &[Registered] = &[
         name: "clock",
         about: "promote on sampled slow access, demote the CLOCK victim",
         build: |s| Ok(Box::new(ClockPolicy::new(ClockParams::default(), s)?)),
+    },
+    Registered {
+        name: "hemem",
+        about: "HeMem: exact per-page PEBS counts, hot at 4 reads/writes, cooling at 10, 10 ms migration quantum",
+        build: |s| Ok(Box::new(HememPolicy::new(HememParams::default(), s)?)),
+    },
+    Registered {
+        name: "memtis",
+        about: "MEMTIS: exact PEBS counts, log2 histogram, capacity-aware hot/warm thresholds, 500 ms kmigraterd",
+        build: |s| Ok(Box::new(MemtisPolicy::new(MemtisParams::default(), s)?)),
     },
     Registered {
         name: "2q",

@@ -92,22 +92,20 @@ impl ThresholdPolicy {
             return;
         }
         let mut needed = (self.params.demoting_wmark * cap - free).ceil() as usize;
-        let start_passes = self.cursor.passes;
-        let start = self.cursor.next;
-        // At most one full pass over the address space per tick.
-        while needed > 0 {
+        // At most one full pass over the resident pages per tick.
+        let resident: u64 = ctx.mem.tiers().iter().map(|t| t.capacity_pages - ctx.mem.free_pages(t.id)).sum();
+        let mut left = resident as usize;
+        while needed > 0 && left > 0 {
             self.scratch.clear();
-            if ctx.mem.scan(&mut self.cursor, self.params.scan_batch, &mut self.scratch) == 0 {
+            if ctx.mem.scan(&mut self.cursor, self.params.scan_batch.min(left), &mut self.scratch) == 0 {
                 return;
             }
+            left -= self.scratch.len();
             for r in &self.scratch {
                 if r.tier == TierId::FAST && self.counts.get(r.page) < self.params.hot_threshold && needed > 0 {
                     ctx.demote(r.page);
                     needed -= 1;
                 }
-            }
-            if self.cursor.passes > start_passes && self.cursor.next >= start {
-                return;
             }
         }
     }
