@@ -2,20 +2,28 @@
 //! defaults come from the paper it implements; [`REGISTRY`] builds them by name.
 
 mod admission;
+mod autonuma;
 mod clock;
+mod freqtier;
 mod hemem;
+mod hybridtier;
 mod lfu;
 mod lru;
 mod memtis;
 mod threshold;
+mod tpp;
 mod two_q;
 
+pub use autonuma::{AutoNumaParams, AutoNumaPolicy, AutoNumaStats};
 pub use clock::{ClockParams, ClockPolicy};
+pub use freqtier::{FreqTierMode, FreqTierParams, FreqTierPolicy};
 pub use hemem::{HememParams, HememPolicy};
+pub use hybridtier::{HybridTierParams, HybridTierPolicy};
 pub use lfu::{LfuParams, LfuPolicy};
 pub use lru::{LruParams, LruPolicy};
 pub use memtis::{MemtisParams, MemtisPolicy};
 pub use threshold::{ThresholdParams, ThresholdPolicy};
+pub use tpp::{TppParams, TppPolicy, TppStats};
 pub use two_q::{TwoQParams, TwoQPolicy};
 
 use crate::{ParamError, Policy};
@@ -50,6 +58,26 @@ pub const REGISTRY: &[Registered] = &[
         name: "clock",
         about: "promote on sampled slow access, demote the CLOCK victim",
         build: |s| Ok(Box::new(ClockPolicy::new(ClockParams::default(), s)?)),
+    },
+    Registered {
+        name: "freqtier",
+        about: "FreqTier: blocked 4-bit CBF, dynamic hot threshold, wrapping demotion scan, adaptive sampling",
+        build: |s| Ok(Box::new(FreqTierPolicy::new(FreqTierParams::default(), s)?)),
+    },
+    Registered {
+        name: "hybridtier",
+        about: "HybridTier: frequency + momentum CBFs, Table 1 promotion/demotion with second chance",
+        build: |s| Ok(Box::new(HybridTierPolicy::new(HybridTierParams::default(), s)?)),
+    },
+    Registered {
+        name: "tpp",
+        about: "TPP: slow-tier hint faults, promote pages found on the active LRU, demote inactive to keep 2% free",
+        build: |_| Ok(Box::new(TppPolicy::new(TppParams::default())?)),
+    },
+    Registered {
+        name: "autonuma",
+        about: "Linux NUMA balancing tiering: promote on short hint-fault latency, MGLRU-style demotion",
+        build: |_| Ok(Box::new(AutoNumaPolicy::new(AutoNumaParams::default())?)),
     },
     Registered {
         name: "hemem",
