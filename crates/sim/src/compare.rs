@@ -162,4 +162,16 @@ pub fn default_suite(seed: u64) -> Vec<WorkloadSpec> {
 }
 
 /// The policies `tierkit compare` shows by default.
-pub const DEFAULT_POLICIES: &[&str] = &["oracle", "static-oracle", "none", "lru", "clock"];
+pub const DEFAULT_POLICIES: &[&str] = &[
+    "oracle",
+    "static-oracle",
+    "none",
+    "lru",
+    "clock",
+    "freqtier",
+    "hybridtier",
+    "tpp",
+    "autonuma",
+    "hemem",
+    "memtis",
+];
