@@ -4,6 +4,7 @@
 mod admission;
 mod autonuma;
 mod clock;
+mod damon;
 mod freqtier;
 mod hemem;
 mod hybridtier;
@@ -16,6 +17,7 @@ mod two_q;
 
 pub use autonuma::{AutoNumaParams, AutoNumaPolicy, AutoNumaStats};
 pub use clock::{ClockParams, ClockPolicy};
+pub use damon::{DamonParams, DamonPolicy};
 pub use freqtier::{FreqTierMode, FreqTierParams, FreqTierPolicy};
 pub use hemem::{HememParams, HememPolicy};
 pub use hybridtier::{HybridTierParams, HybridTierPolicy};
@@ -78,6 +80,11 @@ pub const REGISTRY: &[Registered] = &[
         name: "autonuma",
         about: "Linux NUMA balancing tiering: promote on short hint-fault latency, MGLRU-style demotion",
         build: |_| Ok(Box::new(AutoNumaPolicy::new(AutoNumaParams::default())?)),
+    },
+    Registered {
+        name: "damon",
+        about: "DAMON-based tiering: adaptive regions, DAMOS migrate_hot / migrate_cold under a quota",
+        build: |_| Ok(Box::new(DamonPolicy::new(DamonParams::default())?)),
     },
     Registered {
         name: "hemem",
