@@ -2,6 +2,7 @@
 //! defaults come from the paper it implements; [`REGISTRY`] builds them by name.
 
 mod admission;
+mod arc;
 mod autonuma;
 mod clock;
 mod damon;
@@ -10,11 +11,13 @@ mod hemem;
 mod hybridtier;
 mod lfu;
 mod lru;
+mod m5;
 mod memtis;
 mod threshold;
 mod tpp;
 mod two_q;
 
+pub use arc::{ArcParams, ArcPolicy};
 pub use autonuma::{AutoNumaParams, AutoNumaPolicy, AutoNumaStats};
 pub use clock::{ClockParams, ClockPolicy};
 pub use damon::{DamonParams, DamonPolicy};
@@ -23,6 +26,7 @@ pub use hemem::{HememParams, HememPolicy};
 pub use hybridtier::{HybridTierParams, HybridTierPolicy};
 pub use lfu::{LfuParams, LfuPolicy};
 pub use lru::{LruParams, LruPolicy};
+pub use m5::{M5Mode, M5Params, M5Policy};
 pub use memtis::{MemtisParams, MemtisPolicy};
 pub use threshold::{ThresholdParams, ThresholdPolicy};
 pub use tpp::{TppParams, TppPolicy, TppStats};
@@ -82,6 +86,17 @@ pub const REGISTRY: &[Registered] = &[
         build: |_| Ok(Box::new(AutoNumaPolicy::new(AutoNumaParams::default())?)),
     },
     Registered {
+        name: "m5",
+        about:
+            "M5: device Count-Min top-K hot-page tracker (HPT-only Nominator), Algorithm 1 bandwidth-density Elector",
+        build: |s| Ok(Box::new(M5Policy::new(M5Params::default(), s)?)),
+    },
+    Registered {
+        name: "m5-hwt",
+        about: "M5 with the HWT-driven Nominator: hot words build pages with a word mask, dense pages first",
+        build: |s| Ok(Box::new(M5Policy::new(M5Params { mode: M5Mode::HwtDriven, ..Default::default() }, s)?)),
+    },
+    Registered {
         name: "damon",
         about: "DAMON-based tiering: adaptive regions, DAMOS migrate_hot / migrate_cold under a quota",
         build: |_| Ok(Box::new(DamonPolicy::new(DamonParams::default())?)),
@@ -95,6 +110,11 @@ pub const REGISTRY: &[Registered] = &[
         name: "memtis",
         about: "MEMTIS: exact PEBS counts, log2 histogram, capacity-aware hot/warm thresholds, 500 ms kmigraterd",
         build: |s| Ok(Box::new(MemtisPolicy::new(MemtisParams::default(), s)?)),
+    },
+    Registered {
+        name: "arc",
+        about: "ARC (Megiddo & Modha): T1/T2 with ghost lists B1/B2 and adaptive target p, sampled hits and misses",
+        build: |s| Ok(Box::new(ArcPolicy::new(ArcParams::default(), s)?)),
     },
     Registered {
         name: "2q",
