@@ -25,5 +25,6 @@ pub fn run() {
     for p in POLICIES {
         println!("  {:<16} {}", p.name, p.about);
     }
+    println!("  <policy>+colloid  any policy above with Colloid's latency balancing (e.g. hemem+colloid)");
     println!("machine presets: {}", PRESETS.join(", "));
 }

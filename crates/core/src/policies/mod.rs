@@ -5,6 +5,7 @@ mod admission;
 mod arc;
 mod autonuma;
 mod clock;
+mod colloid;
 mod damon;
 mod freqtier;
 mod hemem;
@@ -20,6 +21,7 @@ mod two_q;
 pub use arc::{ArcParams, ArcPolicy};
 pub use autonuma::{AutoNumaParams, AutoNumaPolicy, AutoNumaStats};
 pub use clock::{ClockParams, ClockPolicy};
+pub use colloid::{with_colloid, ColloidParams, ColloidPolicy};
 pub use damon::{DamonParams, DamonPolicy};
 pub use freqtier::{FreqTierMode, FreqTierParams, FreqTierPolicy};
 pub use hemem::{HememParams, HememPolicy};
@@ -146,4 +148,16 @@ pub const REGISTRY: &[Registered] = &[
 /// The registered policy called `name`.
 pub fn find(name: &str) -> Option<&'static Registered> {
     REGISTRY.iter().find(|r| r.name == name)
+}
+
+/// Suffix that wraps any registered policy in [`ColloidPolicy`] (`hemem+colloid`).
+pub const COLLOID_SUFFIX: &str = "+colloid";
+
+/// Builds the policy called `name` — a registered name, or one followed by
+/// [`COLLOID_SUFFIX`] — with its defaults; `None` when no such policy exists.
+pub fn build(name: &str, setup: &PolicySetup) -> Option<Result<Box<dyn Policy>, ParamError>> {
+    match name.strip_suffix(COLLOID_SUFFIX) {
+        Some(base) => find(base).map(|r| (r.build)(setup).and_then(with_colloid)),
+        None => find(name).map(|r| (r.build)(setup)),
+    }
 }
