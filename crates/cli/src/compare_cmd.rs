@@ -138,12 +138,12 @@ fn emit(rows: &[Row], json: bool, csv: bool, timeline: Option<&str>) -> Result<(
         let slim: Vec<_> = rows.iter().map(|r| serde_json::to_value(r).map(drop_timeline)).collect::<Result<_, _>>()?;
         writeln!(out, "{}", serde_json::to_string_pretty(&slim)?)?;
     } else if csv {
-        writeln!(out, "workload,ratio,policy,throughput,pct_of_all_local,pct_of_oracle,fast_hit_ratio,promotions,demotions,migrated_bytes,tracking_bytes,mechanism_cpu_pct")?;
+        writeln!(out, "workload,ratio,policy,throughput,pct_of_all_local,pct_of_oracle,fast_hit_ratio,promotions,demotions,migrated_bytes,tracking_bytes,mechanism_cpu_pct,access_count_ratio")?;
         for r in rows {
             let x = &r.result;
             writeln!(
                 out,
-                "{},{}:{},{},{:.6e},{:.3},{:.3},{:.6},{},{},{},{},{:.4}",
+                "{},{}:{},{},{:.6e},{:.3},{:.3},{:.6},{},{},{},{},{:.4},{}",
                 x.workload,
                 x.ratio.0,
                 x.ratio.1,
@@ -156,7 +156,8 @@ fn emit(rows: &[Row], json: bool, csv: bool, timeline: Option<&str>) -> Result<(
                 x.demotions,
                 x.migrated_bytes,
                 x.tracking_bytes,
-                x.mechanism_cpu_pct
+                x.mechanism_cpu_pct,
+                x.access_count_ratio.map_or(String::new(), |r| format!("{r:.4}"))
             )?;
         }
     } else {

@@ -14,6 +14,7 @@ use tierkit_core::{
     PAGE_SIZE,
 };
 
+use crate::acr::AccessCountRatio;
 use crate::catalog;
 use crate::machine::{capacities, Machine};
 use crate::model::timing::{solve, Demand};
@@ -190,6 +191,7 @@ pub fn run(spec: &RunSpec, subject: Subject, progress: &mut dyn FnMut(u64)) -> R
     let mut tracking = policy.as_ref().map_or(0, |p| p.metadata_bytes());
     let mut promo_mark = (0u64, 0u64);
     let mut misses = 0u64;
+    let mut acr = AccessCountRatio::new(pages);
 
     if let Some(o) = oracle.as_mut() {
         o.at(0, &mut machine);
@@ -228,6 +230,9 @@ pub fn run(spec: &RunSpec, subject: Subject, progress: &mut dyn FnMut(u64)) -> R
             };
             counts[tier as usize] += 1;
             misses += (tier != 0) as u64;
+            if tier != 0 {
+                acr.slow_access(a.page);
+            }
             counted += sources.sampler_counts(tier) as u64;
             sources.on_access(a, tier, (t0 + i as f64 * per_access_ns) as Nanos, &mut events);
             if spec.cache_mode && !events.is_empty() {
@@ -238,6 +243,7 @@ pub fn run(spec: &RunSpec, subject: Subject, progress: &mut dyn FnMut(u64)) -> R
                         mover.max_pages_per_round = usize::MAX;
                         moved.clear();
                         mover.execute(&mut plan, &mut machine, &mut moved);
+                        note_promotions(&moved, &mut acr);
                         p.on_moved(&moved);
                     }
                 }
@@ -291,6 +297,7 @@ pub fn run(spec: &RunSpec, subject: Subject, progress: &mut dyn FnMut(u64)) -> R
                 moved.clear();
                 mover.execute(&mut plan, &mut machine, &mut moved);
                 budget_pages -= moved.len() as f64;
+                note_promotions(&moved, &mut acr);
                 p.on_moved(&moved);
             }
             sources.reconfigure(&request, counted as f64 / timing.wall_ns * 1e9)?;
@@ -302,7 +309,9 @@ pub fn run(spec: &RunSpec, subject: Subject, progress: &mut dyn FnMut(u64)) -> R
         if done >= next_record || done == total {
             let (p, d) = (machine.promotions - promo_mark.0, machine.demotions - promo_mark.1);
             promo_mark = (machine.promotions, machine.demotions);
-            timeline.push(record(&record_window, &latency, now, p, d));
+            let mut point = record(&record_window, &latency, now, p, d);
+            point.access_count_ratio = acr.close_window();
+            timeline.push(point);
             record_window = Window::new(tiers);
             next_record = (next_record + record_every).min(total);
         }
@@ -325,6 +334,7 @@ pub fn run(spec: &RunSpec, subject: Subject, progress: &mut dyn FnMut(u64)) -> R
         throughput: real as f64 / wall * 1e9,
         fast_hit_ratio: if real > 0 { run_window.accesses[0] as f64 / real as f64 } else { 0.0 },
         miss_ratio: if accesses > 0 { misses as f64 / accesses as f64 } else { 0.0 },
+        access_count_ratio: acr.mean(),
         promotions: machine.promotions,
         demotions: machine.demotions,
         migrated_bytes: (machine.promotions + machine.demotions) * PAGE_SIZE,
@@ -333,6 +343,15 @@ pub fn run(spec: &RunSpec, subject: Subject, progress: &mut dyn FnMut(u64)) -> R
         mechanism_cpu_pct: 100.0 * run_window.cpu_ns / (wall * cfg.app.threads as f64),
         timeline,
     })
+}
+
+/// Tells the access-count ratio which pages reached the fast tier.
+fn note_promotions(moved: &[(Migration, MoveStatus)], acr: &mut AccessCountRatio) {
+    for &(m, status) in moved {
+        if m.to == TierId::FAST && status == MoveStatus::Moved {
+            acr.promoted(m.page);
+        }
+    }
 }
 
 fn telemetry(machine: &Machine, w: &Window, latency: &[f64], interval_ns: f64, now: Nanos) -> Telemetry {
@@ -367,5 +386,6 @@ fn record(w: &Window, latency: &[f64], now: f64, promotions: u64, demotions: u64
         promotions,
         demotions,
         migrated_bytes: (promotions + demotions) * PAGE_SIZE,
+        access_count_ratio: None,
     }
 }

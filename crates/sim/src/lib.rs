@@ -7,6 +7,7 @@ pub mod error;
 pub mod workload;
 
 pub use error::SimError;
+mod acr;
 pub mod catalog;
 pub mod compare;
 pub mod engine;

@@ -21,6 +21,8 @@ pub struct IntervalRecord {
     pub demotions: u64,
     /// Bytes migrated in the interval (4 KiB per page moved).
     pub migrated_bytes: u64,
+    /// M5 §4.1's access-count ratio of the interval's promotions (see `acr.rs`).
+    pub access_count_ratio: Option<f64>,
 }
 
 /// The outcome of one simulation.
@@ -57,6 +59,9 @@ pub struct RunResult {
     pub demotions: u64,
     /// Bytes migrated.
     pub migrated_bytes: u64,
+    /// M5 §4.1's access-count ratio, averaged over intervals with promotions: how hot
+    /// the promoted pages were relative to the true hottest slow-tier pages.
+    pub access_count_ratio: Option<f64>,
     /// Peak heap bytes of the policy's own metadata.
     pub tracking_bytes: u64,
     /// Tiering CPU time (sources, scans, migration), ns.
