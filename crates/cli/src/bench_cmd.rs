@@ -61,6 +61,7 @@ pub fn run_bench(a: BenchArgs) -> Result<()> {
             scale: a.machine.scale,
             prefault: !a.machine.no_prefault,
             cache_mode: a.machine.cache_mode,
+            measure_acr: a.machine.access_count_ratio,
         };
         let t = Instant::now();
         let r = run(&run_spec, Subject::Named(name.clone()), &mut |_| {})?;

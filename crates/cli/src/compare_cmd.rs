@@ -78,6 +78,7 @@ pub fn sim(a: SimArgs) -> Result<()> {
         scale: a.machine.scale,
         prefault: !a.machine.no_prefault,
         cache_mode: a.machine.cache_mode,
+        measure_acr: a.machine.access_count_ratio,
     };
     let rows = compare(&grid, 2, &|_, _, _| {})?;
     emit(&rows, a.json, false, a.timeline.as_deref())
@@ -109,6 +110,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
         scale: a.machine.scale,
         prefault: !a.machine.no_prefault,
         cache_mode: a.machine.cache_mode,
+        measure_acr: a.machine.access_count_ratio,
     };
     let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let tty = std::io::stderr().is_terminal();

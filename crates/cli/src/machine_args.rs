@@ -34,6 +34,10 @@ pub struct MachineArgs {
     /// use with a cache policy such as lru-cache. Reports the cache miss ratio.
     #[arg(long)]
     pub cache_mode: bool,
+    /// Count slow-tier accesses per page to report M5's access-count ratio (how hot the
+    /// promoted pages were); costs simulation speed.
+    #[arg(long)]
+    pub access_count_ratio: bool,
     /// Seed of every random choice.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

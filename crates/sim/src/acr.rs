@@ -31,9 +31,11 @@ impl AccessCountRatio {
         *c = c.saturating_add(1);
     }
 
-    /// A page promoted in this window.
+    /// A page promoted in this window (ignored when nothing is counted).
     pub(crate) fn promoted(&mut self, page: u64) {
-        self.promoted.push(page);
+        if !self.counts.is_empty() {
+            self.promoted.push(page);
+        }
     }
 
     /// Closes the window; returns its ratio, if anything was promoted.

@@ -37,6 +37,8 @@ pub struct Grid {
     pub prefault: bool,
     /// Plain-cache semantics (see [`RunSpec::cache_mode`]).
     pub cache_mode: bool,
+    /// Report M5's access-count ratio (see [`RunSpec::measure_acr`]).
+    pub measure_acr: bool,
 }
 
 /// One row: a run and how it compares.
@@ -104,6 +106,7 @@ pub fn compare(
                     scale: grid.scale,
                     prefault: grid.prefault,
                     cache_mode: grid.cache_mode,
+                    measure_acr: grid.measure_acr,
                 };
                 let out = run(&spec, Subject::Named(job.policy.clone()), &mut |_| {});
                 *results[i].lock().expect("no panics while holding the lock") = Some(out);

@@ -57,6 +57,9 @@ pub struct RunSpec {
     /// every access, such as `lru-cache`). `miss_ratio` is then the cache's miss ratio,
     /// comparable with a cache simulator's.
     pub cache_mode: bool,
+    /// Count every slow-tier access per page to report M5 §4.1's access-count ratio
+    /// (costs a random write per slow access, so it is off unless asked for).
+    pub measure_acr: bool,
 }
 
 /// Who decides placement.
@@ -191,7 +194,7 @@ pub fn run(spec: &RunSpec, subject: Subject, progress: &mut dyn FnMut(u64)) -> R
     let mut tracking = policy.as_ref().map_or(0, |p| p.metadata_bytes());
     let mut promo_mark = (0u64, 0u64);
     let mut misses = 0u64;
-    let mut acr = AccessCountRatio::new(pages);
+    let mut acr = AccessCountRatio::new(if spec.measure_acr { pages } else { 0 });
 
     if let Some(o) = oracle.as_mut() {
         o.at(0, &mut machine);
@@ -230,7 +233,7 @@ pub fn run(spec: &RunSpec, subject: Subject, progress: &mut dyn FnMut(u64)) -> R
             };
             counts[tier as usize] += 1;
             misses += (tier != 0) as u64;
-            if tier != 0 {
+            if tier != 0 && spec.measure_acr {
                 acr.slow_access(a.page);
             }
             counted += sources.sampler_counts(tier) as u64;

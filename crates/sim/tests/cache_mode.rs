@@ -78,6 +78,7 @@ fn cache_run(spec: &WorkloadSpec, policy: &str, ratio: (u64, u64)) -> (f64, u64)
         scale: 1,
         prefault: true, // ignored in cache mode
         cache_mode: true,
+        measure_acr: false,
     };
     let caps = capacities(2, spec.pages, ratio);
     let subject = catalog::subject(policy, &PolicySetup { fast_pages: caps[0], pages: spec.pages }).unwrap();

@@ -17,6 +17,7 @@ fn go(workload: &str, accesses: u64, ratio: (u64, u64), policy: &str) -> RunResu
         scale: 1000,
         prefault: true,
         cache_mode: false,
+        measure_acr: true,
     };
     run(&spec, Subject::Named(policy.into()), &mut |_| {}).unwrap()
 }

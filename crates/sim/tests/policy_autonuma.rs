@@ -57,6 +57,7 @@ fn spec(workload: WorkloadSpec, ratio: (u64, u64)) -> RunSpec {
         scale: 1000,
         prefault: true,
         cache_mode: false,
+        measure_acr: false,
     }
 }
 

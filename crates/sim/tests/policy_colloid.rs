@@ -24,6 +24,7 @@ fn spec(contended: bool) -> RunSpec {
         scale: 1000,
         prefault: true,
         cache_mode: false,
+        measure_acr: false,
     }
 }
 

@@ -17,6 +17,7 @@ fn go(workload: &str, policy: &str) -> RunResult {
         scale: 1000,
         prefault: true,
         cache_mode: false,
+        measure_acr: false,
     };
     run(&spec, Subject::Named(policy.into()), &mut |_| {}).unwrap()
 }

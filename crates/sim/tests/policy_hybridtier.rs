@@ -21,6 +21,7 @@ fn spec(workload: &str, accesses: u64) -> RunSpec {
         scale: 1000,
         prefault: true,
         cache_mode: false,
+        measure_acr: false,
     }
 }
 
