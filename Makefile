@@ -6,7 +6,7 @@ PYENV := target/pyenv
 # libCacheSim's Python bindings: the reference the cache-mode check compares against.
 LIBCACHESIM := libcachesim==0.3.5
 
-.PHONY: test build bench deps fmt libcachesim-check
+.PHONY: test build bench deps fmt libcachesim-check results
 
 # Everything the tests need that a fresh machine may lack. Rust, cargo, gcc and CPython
 # come with the machine; Python packages go into a venv under target/.
@@ -35,6 +35,21 @@ libcachesim-check: build $(PYENV)/.ready
 bench: build
 	$(CARGO) bench -p tierkit-core --bench sketch_update
 	target/release/tierkit bench
+
+# docs/RESULTS.md and docs/figures/ from the papers' grid at the CI-sized --quick scale
+# (drop --quick in RESULTS_FLAGS for the full scale, run by hand).
+RESULTS_FLAGS ?= --suite paper --quick
+results: build $(PYENV)/.plots
+	target/release/tierkit compare $(RESULTS_FLAGS) --json > target/results.json
+	rm -rf target/shift-timeline
+	target/release/tierkit compare --workload hotset-shift --ratios 1:16 \
+		--policies oracle,freqtier,hybridtier,memtis,tpp,autonuma --timeline target/shift-timeline > /dev/null
+	$(PYENV)/bin/python tools/results.py target/results.json target/shift-timeline docs \
+		make results RESULTS_FLAGS="$(RESULTS_FLAGS)"
+
+$(PYENV)/.plots: $(PYENV)/.ready
+	$(PYENV)/bin/pip install --quiet --disable-pip-version-check matplotlib
+	touch $@
 
 fmt:
 	$(CARGO) fmt --all

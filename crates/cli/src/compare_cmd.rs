@@ -6,7 +6,9 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use tierkit_sim::compare::{compare, default_suite, Grid, Row, DEFAULT_POLICIES, DEFAULT_RATIOS};
+use tierkit_sim::compare::{
+    compare, default_suite, paper_suite, Grid, Row, DEFAULT_POLICIES, DEFAULT_RATIOS, PAPER_RATIOS,
+};
 use tierkit_sim::workload::WorkloadSpec;
 
 use crate::args::parse_ratio;
@@ -16,8 +18,14 @@ use crate::machine_args::{MachineArgs, SizeArgs};
 #[derive(Args, Debug)]
 pub struct CompareArgs {
     /// Workloads, comma-separated (default: the built-in suite). See `tierkit list`.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', conflicts_with = "suite")]
     pub workload: Vec<String>,
+    /// A built-in suite: `default`, or `paper` (the papers' grid at 1:32, 1:16, 1:8, 1:4).
+    #[arg(long, value_parser = ["default", "paper"])]
+    pub suite: Option<String>,
+    /// Shrink the paper suite 4x (a CI-sized run).
+    #[arg(long)]
+    pub quick: bool,
     /// Policies and references, comma-separated. See `tierkit list`.
     #[arg(long, value_delimiter = ',')]
     pub policies: Vec<String>,
@@ -87,8 +95,10 @@ pub fn sim(a: SimArgs) -> Result<()> {
 /// Runs `tierkit compare`.
 pub fn run(a: CompareArgs) -> Result<()> {
     let seed = a.machine.seed;
+    let paper = a.suite.as_deref() == Some("paper");
     let workloads = if a.workload.is_empty() {
-        default_suite(seed).into_iter().map(|w| a.size.apply(w)).collect::<Result<Vec<_>>>()?
+        let suite = if paper { paper_suite(seed, a.quick) } else { default_suite(seed) };
+        suite.into_iter().map(|w| a.size.apply(w)).collect::<Result<Vec<_>>>()?
     } else {
         a.workload
             .iter()
@@ -100,7 +110,11 @@ pub fn run(a: CompareArgs) -> Result<()> {
     } else {
         a.policies.clone()
     };
-    let ratios = if a.ratios.is_empty() { DEFAULT_RATIOS.to_vec() } else { a.ratios };
+    let ratios = match (a.ratios.is_empty(), paper) {
+        (false, _) => a.ratios,
+        (true, true) => PAPER_RATIOS.to_vec(),
+        (true, false) => DEFAULT_RATIOS.to_vec(),
+    };
     let grid = Grid {
         machine: a.machine.config()?,
         workloads,

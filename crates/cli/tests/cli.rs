@@ -52,8 +52,8 @@ fn compare_prints_every_cell_relative_to_the_references() {
     let (ok, out, err) = tierkit(&with_small(&["compare", "--workload", "zipf,gups", "--ratios", "1:16,1:8", "--csv"]));
     assert!(ok, "{err}");
     let rows: Vec<Vec<&str>> = out.lines().skip(1).map(|l| l.split(',').collect()).collect();
-    // 2 workloads x 2 ratios x (all-local + 11 default subjects).
-    assert_eq!(rows.len(), 2 * 2 * 12, "{out}");
+    // 2 workloads x 2 ratios x (all-local + 12 default subjects).
+    assert_eq!(rows.len(), 2 * 2 * 13, "{out}");
     for r in &rows {
         let pct_local: f64 = r[4].parse().unwrap();
         assert!(pct_local > 0.0 && pct_local <= 101.0, "{r:?}");
@@ -65,7 +65,9 @@ fn compare_prints_every_cell_relative_to_the_references() {
         }
     }
     let (ok, table, _) = tierkit(&with_small(&["compare", "--workload", "zipf", "--ratios", "1:16"]));
-    for name in ["%oracle", "static-oracle", "clock", "freqtier", "hybridtier", "tpp", "autonuma", "hemem", "memtis"] {
+    for name in
+        ["%oracle", "static-oracle", "tierkit", "clock", "freqtier", "hybridtier", "tpp", "autonuma", "hemem", "memtis"]
+    {
         assert!(ok && table.contains(name), "{name} missing: {table}");
     }
 }

@@ -164,11 +164,33 @@ pub fn default_suite(seed: u64) -> Vec<WorkloadSpec> {
     ]
 }
 
+/// The papers' evaluation grid (FreqTier Tables II–V, HybridTier §5, M5 §7, Colloid
+/// §5): CacheLib CDN and social graph, GAP BFS/PR/CC/BC, XGBoost and GUPS, to be run at
+/// [`PAPER_RATIOS`]. `quick` shrinks every workload 4x for a CI-sized budget.
+pub fn paper_suite(seed: u64, quick: bool) -> Vec<WorkloadSpec> {
+    let div = if quick { 4 } else { 1 };
+    let w = |name: &str, pages: u64, accesses: u64| WorkloadSpec::new(name, pages / div, accesses / div, seed);
+    vec![
+        w("cachelib-cdn", 262_144, 12_000_000),
+        w("cachelib-social", 262_144, 12_000_000),
+        w("gap-bfs", 65_536, 12_000_000),
+        w("gap-pr", 65_536, 12_000_000),
+        w("gap-cc", 65_536, 12_000_000),
+        w("gap-bc", 65_536, 12_000_000),
+        w("xgboost", 262_144, 12_000_000),
+        w("gups", 262_144, 12_000_000),
+    ]
+}
+
+/// The ratios of the papers' grid.
+pub const PAPER_RATIOS: [(u64, u64); 4] = [(1, 32), (1, 16), (1, 8), (1, 4)];
+
 /// The policies `tierkit compare` shows by default.
 pub const DEFAULT_POLICIES: &[&str] = &[
     "oracle",
     "static-oracle",
     "none",
+    "tierkit",
     "lru",
     "clock",
     "freqtier",

@@ -15,6 +15,7 @@ mod lru;
 mod m5;
 mod memtis;
 mod threshold;
+mod tierkit;
 mod tpp;
 mod two_q;
 
@@ -31,6 +32,7 @@ pub use lru::{LruParams, LruPolicy};
 pub use m5::{M5Mode, M5Params, M5Policy};
 pub use memtis::{MemtisParams, MemtisPolicy};
 pub use threshold::{ThresholdParams, ThresholdPolicy};
+pub use tierkit::{TierkitParams, TierkitPolicy};
 pub use tpp::{TppParams, TppPolicy, TppStats};
 pub use two_q::{TwoQParams, TwoQPolicy};
 
@@ -57,6 +59,11 @@ pub struct Registered {
 
 /// Every built-in policy.
 pub const REGISTRY: &[Registered] = &[
+    Registered {
+        name: "tierkit",
+        about: "tierkit: exact 8-bit counts, capacity-fitted threshold, M5 cost-benefit gate, wrapping demotion scan",
+        build: |s| Ok(Box::new(TierkitPolicy::new(TierkitParams::default(), s)?)),
+    },
     Registered {
         name: "lru",
         about: "promote on sampled slow access, demote the least recently sampled fast page",
