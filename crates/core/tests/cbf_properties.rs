@@ -144,7 +144,7 @@ fn over_count_rate_on_zipf_stays_within_the_false_positive_rate() {
         assert!(over <= 1.15 * bound, "{name}: over-count rate {over} above bound {bound}");
         // The 100 hottest pages are counted exactly or nearly so.
         let mut hot: Vec<_> = exact.iter().collect();
-        hot.sort_unstable_by(|a, b| b.1.cmp(&a.1));
+        hot.sort_unstable_by_key(|&(_, c)| std::cmp::Reverse(c));
         for &(page, c) in &hot[..100] {
             assert!(f.get(page) - c <= c / 100 + 2, "{name}: hot page {page}: {} vs {c}", f.get(page));
         }

@@ -38,7 +38,7 @@ pub struct Machine {
 pub fn capacities(tiers: usize, pages: u64, ratio: (u64, u64)) -> Vec<u64> {
     let (f, s) = ratio;
     let fast = ((pages as u128 * f as u128).div_ceil((f + s) as u128) as u64).max(1);
-    std::iter::once(fast).chain(std::iter::repeat(pages.max(1)).take(tiers - 1)).collect()
+    std::iter::once(fast).chain(std::iter::repeat_n(pages.max(1), tiers - 1)).collect()
 }
 
 impl Machine {

@@ -246,7 +246,8 @@ impl MachineConfig {
             return bad("curve.u_max", self.curve.u_max, "0 < u_max < 1, a >= 0, b > 0");
         }
         let m = &self.migration;
-        if m.batch_pages == 0 || !(m.max_bytes_per_sec > 0.0) || m.cpu_ns_per_page < 0.0 || m.cpu_ns_per_call < 0.0 {
+        let rate_ok = m.max_bytes_per_sec > 0.0; // false for NaN too
+        if m.batch_pages == 0 || !rate_ok || m.cpu_ns_per_page < 0.0 || m.cpu_ns_per_call < 0.0 {
             return bad("migration", m.batch_pages as f64, "batch_pages >= 1, max_bytes_per_sec > 0, costs >= 0");
         }
         let c = &self.mechanisms;

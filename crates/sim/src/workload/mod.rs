@@ -51,6 +51,11 @@ pub trait Workload: Send {
     /// Accesses the stream will produce in total.
     fn len(&self) -> u64;
 
+    /// True for a stream that produces no access.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Appends up to `max` next accesses to `out` and returns how many; 0 once the
     /// stream is exhausted.
     fn fill(&mut self, out: &mut Vec<Access>, max: usize) -> usize;

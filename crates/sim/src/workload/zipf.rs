@@ -40,7 +40,7 @@ impl Permutation {
         loop {
             // x -> (x * odd + c) mod 2^b, then xorshift within b bits: both bijective.
             i = (i.wrapping_mul(self.mul).wrapping_add(self.add)) & self.mask;
-            i ^= i >> ((self.mask.count_ones() + 1) / 2);
+            i ^= i >> self.mask.count_ones().div_ceil(2);
             if i < self.n {
                 return i;
             }
