@@ -62,6 +62,23 @@ pub struct RunSpec {
     pub measure_acr: bool,
 }
 
+impl RunSpec {
+    /// `workload` at fast:slow `ratio` on the `cxl` preset with the model's defaults:
+    /// seed 1, scale 1000, prefault on, no cache mode, no access-count ratio.
+    pub fn new(workload: WorkloadSpec, ratio: (u64, u64)) -> Self {
+        Self {
+            machine: MachineConfig::preset("cxl").expect("a built-in preset"),
+            ratio,
+            workload,
+            seed: 1,
+            scale: 1000,
+            prefault: true,
+            cache_mode: false,
+            measure_acr: false,
+        }
+    }
+}
+
 /// Who decides placement.
 pub enum Subject {
     /// A policy or reference by name, set up for the workload's footprint once it is

@@ -4,22 +4,12 @@
 use tierkit_core::policies::PolicySetup;
 use tierkit_sim::engine::{run, RunSpec};
 use tierkit_sim::machine::capacities;
-use tierkit_sim::model::MachineConfig;
 use tierkit_sim::result::RunResult;
 use tierkit_sim::workload::WorkloadSpec;
 use tierkit_sim::{catalog, SimError};
 
 fn spec(workload: WorkloadSpec, ratio: (u64, u64)) -> RunSpec {
-    RunSpec {
-        machine: MachineConfig::preset("cxl").unwrap(),
-        ratio,
-        workload,
-        seed: 1,
-        scale: 1000,
-        prefault: true,
-        cache_mode: false,
-        measure_acr: false,
-    }
+    RunSpec::new(workload, ratio)
 }
 
 fn go(spec: &RunSpec, name: &str) -> Result<RunResult, SimError> {

@@ -4,21 +4,11 @@
 //! `policy_tpp.rs`, M5's sparse pages in `policy_m5.rs`.
 
 use tierkit_sim::engine::{run, RunSpec, Subject};
-use tierkit_sim::model::MachineConfig;
 use tierkit_sim::result::RunResult;
 use tierkit_sim::workload::WorkloadSpec;
 
 fn go(workload: &str, accesses: u64, ratio: (u64, u64), policy: &str) -> RunResult {
-    let spec = RunSpec {
-        machine: MachineConfig::preset("cxl").unwrap(),
-        ratio,
-        workload: WorkloadSpec::new(workload, 20_000, accesses, 7),
-        seed: 1,
-        scale: 1000,
-        prefault: true,
-        cache_mode: false,
-        measure_acr: true,
-    };
+    let spec = RunSpec { measure_acr: true, ..RunSpec::new(WorkloadSpec::new(workload, 20_000, accesses, 7), ratio) };
     run(&spec, Subject::Named(policy.into()), &mut |_| {}).unwrap()
 }
 

@@ -8,7 +8,6 @@ use tierkit_core::policies::{AutoNumaParams, AutoNumaPolicy, ThresholdParams, Th
 use tierkit_core::{Ctx, Event, Migration, MoveStatus, Nanos, Page, Policy, SourceRequest, Telemetry, TierId};
 use tierkit_sim::engine::{run, RunSpec, Subject};
 use tierkit_sim::machine::capacities;
-use tierkit_sim::model::MachineConfig;
 use tierkit_sim::result::RunResult;
 use tierkit_sim::workload::WorkloadSpec;
 
@@ -49,16 +48,7 @@ impl<P: Policy> Policy for Recorder<P> {
 }
 
 fn spec(workload: WorkloadSpec, ratio: (u64, u64)) -> RunSpec {
-    RunSpec {
-        machine: MachineConfig::preset("cxl").unwrap(),
-        ratio,
-        workload,
-        seed: 1,
-        scale: 1000,
-        prefault: true,
-        cache_mode: false,
-        measure_acr: false,
-    }
+    RunSpec::new(workload, ratio)
 }
 
 /// The fast tier's capacity in pages.

@@ -4,21 +4,11 @@
 //! pages less precisely than per-page trackers).
 
 use tierkit_sim::engine::{run, RunSpec, Subject};
-use tierkit_sim::model::MachineConfig;
 use tierkit_sim::result::RunResult;
 use tierkit_sim::workload::WorkloadSpec;
 
 fn go(workload: &str, policy: &str) -> RunResult {
-    let spec = RunSpec {
-        machine: MachineConfig::preset("cxl").unwrap(),
-        ratio: (1, 16),
-        workload: WorkloadSpec::new(workload, 20_000, 2_000_000, 7),
-        seed: 1,
-        scale: 1000,
-        prefault: true,
-        cache_mode: false,
-        measure_acr: false,
-    };
+    let spec = RunSpec::new(WorkloadSpec::new(workload, 20_000, 2_000_000, 7), (1, 16));
     run(&spec, Subject::Named(policy.into()), &mut |_| {}).unwrap()
 }
 

@@ -8,23 +8,13 @@ use tierkit_core::policies::{FreqTierParams, FreqTierPolicy, PolicySetup, Thresh
 use tierkit_core::{Ctx, Event, Migration, MoveStatus, Policy, SourceRequest, Telemetry, MILLISECOND};
 use tierkit_sim::engine::{run, RunSpec, Subject};
 use tierkit_sim::machine::capacities;
-use tierkit_sim::model::MachineConfig;
 use tierkit_sim::result::RunResult;
 use tierkit_sim::workload::WorkloadSpec;
 
 const PAGES: u64 = 20_000;
 
 fn spec(workload: &str, accesses: u64) -> RunSpec {
-    RunSpec {
-        machine: MachineConfig::preset("cxl").unwrap(),
-        ratio: (1, 16),
-        workload: WorkloadSpec::new(workload, PAGES, accesses, 7),
-        seed: 1,
-        scale: 1000,
-        prefault: true,
-        cache_mode: false,
-        measure_acr: false,
-    }
+    RunSpec::new(WorkloadSpec::new(workload, PAGES, accesses, 7), (1, 16))
 }
 
 fn setup() -> PolicySetup {

@@ -6,21 +6,11 @@
 use tierkit_core::policies::{MemtisParams, MemtisPolicy, PolicySetup};
 use tierkit_sim::engine::{run, RunSpec, Subject};
 use tierkit_sim::machine::capacities;
-use tierkit_sim::model::MachineConfig;
 use tierkit_sim::result::RunResult;
 use tierkit_sim::workload::WorkloadSpec;
 
 fn spec(workload: WorkloadSpec, ratio: (u64, u64)) -> RunSpec {
-    RunSpec {
-        machine: MachineConfig::preset("cxl").unwrap(),
-        ratio,
-        workload,
-        seed: 1,
-        scale: 1000,
-        prefault: true,
-        cache_mode: false,
-        measure_acr: false,
-    }
+    RunSpec::new(workload, ratio)
 }
 
 fn go(spec: &RunSpec, subject: Subject) -> RunResult {

@@ -6,23 +6,13 @@
 use tierkit_core::policies::{PolicySetup, TierkitParams, TierkitPolicy};
 use tierkit_sim::engine::{run, RunSpec, Subject};
 use tierkit_sim::machine::capacities;
-use tierkit_sim::model::MachineConfig;
 use tierkit_sim::result::RunResult;
 use tierkit_sim::workload::WorkloadSpec;
 
 const PAGES: u64 = 20_000;
 
 fn spec(workload: &str) -> RunSpec {
-    RunSpec {
-        machine: MachineConfig::preset("cxl").unwrap(),
-        ratio: (1, 16),
-        workload: WorkloadSpec::new(workload, PAGES, 2_000_000, 7),
-        seed: 1,
-        scale: 1000,
-        prefault: true,
-        cache_mode: false,
-        measure_acr: false,
-    }
+    RunSpec::new(WorkloadSpec::new(workload, PAGES, 2_000_000, 7), (1, 16))
 }
 
 fn tierkit(spec: &RunSpec) -> RunResult {

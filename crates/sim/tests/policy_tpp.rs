@@ -7,7 +7,6 @@ use std::sync::{Arc, Mutex};
 use tierkit_core::policies::{TppParams, TppPolicy, TppStats};
 use tierkit_core::{Ctx, Event, Migration, MoveStatus, Nanos, Policy, SourceRequest, Telemetry};
 use tierkit_sim::engine::{run, RunSpec, Subject};
-use tierkit_sim::model::MachineConfig;
 use tierkit_sim::result::RunResult;
 use tierkit_sim::workload::WorkloadSpec;
 
@@ -39,16 +38,7 @@ impl Policy for Shared {
 }
 
 fn spec(workload: WorkloadSpec, ratio: (u64, u64)) -> RunSpec {
-    RunSpec {
-        machine: MachineConfig::preset("cxl").unwrap(),
-        ratio,
-        workload,
-        seed: 1,
-        scale: 1000,
-        prefault: true,
-        cache_mode: false,
-        measure_acr: false,
-    }
+    RunSpec::new(workload, ratio)
 }
 
 fn named(s: &RunSpec, name: &str) -> RunResult {
