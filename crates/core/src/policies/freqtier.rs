@@ -410,60 +410,22 @@ impl Policy for FreqTierPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::telemetry::TierStats;
-    use crate::types::MILLISECOND;
-    use crate::{InMemory, Memory, Mover, Plan, SampleRate};
+    use crate::policies::rig::Rig;
+    use crate::{Memory, SampleRate};
 
-    /// A policy driven by hand against an [`InMemory`], 100 ms per tick.
-    struct Rig {
-        mem: InMemory,
-        policy: FreqTierPolicy,
-        sources: SourceRequest,
-        plan: Plan,
-    }
-
-    impl Rig {
-        /// `fast` fast pages, all taken by pages `0..fast`; `hot` pages from 1000 on
-        /// the slow tier.
-        fn new(params: FreqTierParams, fast: u64, hot: u64) -> Self {
-            let mut mem = InMemory::new(&[fast, 10_000]).unwrap();
-            for p in (0..fast).chain(1000..1000 + hot) {
-                mem.touch(p);
-            }
-            let policy = FreqTierPolicy::new(params, &PolicySetup { fast_pages: fast, pages: fast + hot }).unwrap();
-            Self { mem, sources: policy.sources(), policy, plan: Plan::default() }
-        }
-
-        /// `times` samples of each of `pages`.
-        fn sample(&mut self, pages: impl Iterator<Item = Page> + Clone, times: usize) {
-            let tier = |p| self.mem.tier_of(p).unwrap_or(TierId(1));
-            let events: Vec<Event> = (0..times)
-                .flat_map(|_| pages.clone())
-                .map(|page| Event::Sample { page, tier: tier(page), word: None, write: false, time: 0 })
-                .collect();
-            self.policy
-                .on_events(&events, &mut Ctx { mem: &self.mem, plan: &mut self.plan, sources: &mut self.sources });
-        }
-
-        /// A tick whose interval saw `fast` and `slow` accesses; then the mover runs.
-        fn tick(&mut self, fast: u64, slow: u64) {
-            self.mem.advance(100 * MILLISECOND);
-            let tier = |t, accesses| TierStats { tier: TierId(t), accesses, ..Default::default() };
-            let t = Telemetry { now: self.mem.now(), tiers: vec![tier(0, fast), tier(1, slow)], ..Default::default() };
-            self.policy.on_tick(&t, &mut Ctx { mem: &self.mem, plan: &mut self.plan, sources: &mut self.sources });
-            let mut moved = Vec::new();
-            Mover::default().execute(&mut self.plan, &mut self.mem, &mut moved);
-            self.policy.on_moved(&moved);
-        }
-
-        fn rate(&self) -> SampleRate {
-            self.sources.samples.unwrap().rate
-        }
+    /// `fast` fast pages, all taken by pages `0..fast`; `slow` pages from 1000 on the
+    /// slow tier; 100 ms per tick.
+    fn new_rig(params: FreqTierParams, fast: u64, slow: u64) -> Rig<FreqTierPolicy> {
+        Rig::new(
+            FreqTierPolicy::new(params, &PolicySetup { fast_pages: fast, pages: fast + slow }).unwrap(),
+            fast,
+            slow,
+        )
     }
 
     #[test]
     fn a_counted_batch_promotes_hot_slow_pages_and_the_scan_demotes_cold_ones_from_its_cursor() {
-        let mut rig = Rig::new(FreqTierParams::default(), 100, 15);
+        let mut rig = new_rig(FreqTierParams::default(), 100, 15);
         rig.sample(1000..1010, 6);
         // Nothing is counted before the batch is processed (at 100k samples or a tick).
         assert_eq!(rig.policy.count(1000), 0);
@@ -483,7 +445,7 @@ mod tests {
 
     #[test]
     fn full_batches_are_counted_at_once_and_coalesced() {
-        let mut rig = Rig::new(FreqTierParams { batch_samples: 4, ..Default::default() }, 100, 1);
+        let mut rig = new_rig(FreqTierParams { batch_samples: 4, ..Default::default() }, 100, 1);
         rig.sample([1000].into_iter(), 3);
         assert_eq!(rig.policy.count(1000), 0);
         rig.sample([1000].into_iter(), 1);
@@ -493,7 +455,7 @@ mod tests {
     #[test]
     fn the_hot_threshold_follows_the_hot_set_against_the_fast_tier() {
         // 200 pages at count 8 overflow 100 fast pages: the threshold steps up per batch.
-        let mut rig = Rig::new(FreqTierParams::default(), 100, 200);
+        let mut rig = new_rig(FreqTierParams::default(), 100, 200);
         rig.sample(1000..1200, 8);
         rig.tick(0, 0);
         assert_eq!(rig.policy.hot_threshold(), 6);
@@ -505,7 +467,7 @@ mod tests {
         }
         assert_eq!(rig.policy.hot_threshold(), 9, "above the 200 pages at 8");
         // 10 hot pages fill nothing: the threshold steps down to its floor.
-        let mut rig = Rig::new(FreqTierParams::default(), 100, 10);
+        let mut rig = new_rig(FreqTierParams::default(), 100, 10);
         for (round, expected) in [4, 3, 2, 2].into_iter().enumerate() {
             rig.sample(1000..1010, 1 + round);
             rig.tick(0, 0);
@@ -517,7 +479,7 @@ mod tests {
     fn counters_halve_after_the_aging_sample_count() {
         // 1 sample per fast page: halve every 100 samples.
         let params = FreqTierParams { age_samples_per_fast_page: 1, ..Default::default() };
-        let mut rig = Rig::new(params, 100, 100);
+        let mut rig = new_rig(params, 100, 100);
         rig.sample(1000..1001, 12);
         rig.sample(1010..1098, 1);
         rig.tick(0, 0);
@@ -528,12 +490,12 @@ mod tests {
     #[test]
     fn sampling_steps_down_while_the_hit_ratio_is_stable_and_monitoring_wakes_on_a_change() {
         // Fast tier half empty: no demotion, no empty scan. Windows of 1 s = 10 ticks.
-        let mut rig = Rig::new(FreqTierParams { window: SECOND, ..Default::default() }, 100, 0);
+        let mut rig = new_rig(FreqTierParams { window: SECOND, ..Default::default() }, 100, 0);
         for p in 50..100 {
             rig.mem.free(p);
         }
         let promoted = [(Migration { page: 1, to: TierId::FAST }, MoveStatus::Moved)];
-        let window = |rig: &mut Rig, hit: u64, promotions: bool| {
+        let window = |rig: &mut Rig<FreqTierPolicy>, hit: u64, promotions: bool| {
             for _ in 0..10 {
                 if promotions {
                     rig.policy.on_moved(&promoted);
@@ -558,7 +520,7 @@ mod tests {
     #[test]
     fn an_empty_demotion_scan_enters_monitoring() {
         // Every fast page is hot and the fast tier is full: no cold page to demote.
-        let mut rig = Rig::new(FreqTierParams::default(), 100, 0);
+        let mut rig = new_rig(FreqTierParams::default(), 100, 0);
         rig.sample(0..100, 10);
         rig.tick(100, 0);
         assert_eq!(rig.policy.mode(), FreqTierMode::Monitoring);

@@ -550,16 +550,18 @@ impl Policy for HybridTierPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::telemetry::TierStats;
+    use crate::policies::rig::Rig;
     use crate::types::MILLISECOND;
-    use crate::{InMemory, Memory, Mover, Plan, SampleRate};
+    use crate::SampleRate;
 
-    /// A policy driven by hand against an [`InMemory`], 100 ms per tick.
-    struct Rig {
-        mem: InMemory,
-        policy: HybridTierPolicy,
-        sources: SourceRequest,
-        plan: Plan,
+    /// `fast` fast pages, all taken by pages `0..fast`; `slow` pages from 1000 on the
+    /// slow tier; 100 ms per tick.
+    fn new_rig(params: HybridTierParams, fast: u64, slow: u64) -> Rig<HybridTierPolicy> {
+        Rig::new(
+            HybridTierPolicy::new(params, &PolicySetup { fast_pages: fast, pages: fast + slow }).unwrap(),
+            fast,
+            slow,
+        )
     }
 
     /// Small fast tiers need a momentum filter as large as the frequency filter: at
@@ -568,62 +570,20 @@ mod tests {
         HybridTierParams { momentum_size_divisor: 1, ..Default::default() }
     }
 
-    impl Rig {
-        /// `fast` fast pages, all taken by pages `0..fast`; `slow` pages from 1000 on
-        /// the slow tier.
-        fn new(params: HybridTierParams, fast: u64, slow: u64) -> Self {
-            let mut mem = InMemory::new(&[fast, 10_000]).unwrap();
-            for p in (0..fast).chain(1000..1000 + slow) {
-                mem.touch(p);
-            }
-            let policy = HybridTierPolicy::new(params, &PolicySetup { fast_pages: fast, pages: fast + slow }).unwrap();
-            Self { mem, sources: policy.sources(), policy, plan: Plan::default() }
-        }
-
-        /// `times` samples of each of `pages`.
-        fn sample(&mut self, pages: impl Iterator<Item = Page> + Clone, times: usize) {
-            let tier = |p| self.mem.tier_of(p).unwrap_or(TierId(1));
-            let events: Vec<Event> = (0..times)
-                .flat_map(|_| pages.clone())
-                .map(|page| Event::Sample { page, tier: tier(page), word: None, write: false, time: 0 })
-                .collect();
-            self.policy
-                .on_events(&events, &mut Ctx { mem: &self.mem, plan: &mut self.plan, sources: &mut self.sources });
-        }
-
-        /// A tick `after` the previous one, whose interval saw `fast` and `slow`
-        /// accesses; then the mover runs.
-        fn tick_after(&mut self, after: Nanos, fast: u64, slow: u64) {
-            self.mem.advance(after);
-            let tier = |t, accesses| TierStats { tier: TierId(t), accesses, ..Default::default() };
-            let t = Telemetry { now: self.mem.now(), tiers: vec![tier(0, fast), tier(1, slow)], ..Default::default() };
-            self.policy.on_tick(&t, &mut Ctx { mem: &self.mem, plan: &mut self.plan, sources: &mut self.sources });
-            Mover::default().execute(&mut self.plan, &mut self.mem, &mut Vec::new());
-        }
-
-        fn tick(&mut self) {
-            self.tick_after(100 * MILLISECOND, 0, 0);
-        }
-
-        fn fast(&self, page: Page) -> bool {
-            self.mem.tier_of(page) == Some(TierId::FAST)
-        }
-    }
-
     #[test]
     fn high_momentum_promotes_a_page_whose_frequency_is_still_low() {
         // Three samples in a short window: momentum 3, frequency 3 below the threshold 5.
-        let mut rig = Rig::new(params(), 100, 1);
+        let mut rig = new_rig(params(), 100, 1);
         rig.sample([1000].into_iter(), 3);
         assert_eq!((rig.policy.momentum(1000), rig.policy.frequency(1000)), (3, 0), "frequency waits for the batch");
-        rig.tick();
+        rig.tick(0, 0);
         assert!(rig.fast(1000));
         // 5% of the fast tier free after the promotion: 6 cold pages went, in address order.
         assert!((0..6).all(|p| !rig.fast(p)) && rig.fast(6));
         // The frequency-only variant waits for the frequency threshold.
-        let mut rig = Rig::new(HybridTierParams { momentum: false, ..params() }, 100, 1);
+        let mut rig = new_rig(HybridTierParams { momentum: false, ..params() }, 100, 1);
         rig.sample([1000].into_iter(), 3);
-        rig.tick();
+        rig.tick(0, 0);
         assert!(!rig.fast(1000));
         assert_eq!(rig.policy.momentum(1000), 0);
     }
@@ -631,7 +591,7 @@ mod tests {
     #[test]
     fn momentum_cools_every_window_of_samples() {
         // The momentum filter holds 100 pages: it halves every 100 samples.
-        let mut rig = Rig::new(params(), 100, 200);
+        let mut rig = new_rig(params(), 100, 200);
         rig.sample([1000].into_iter(), 8);
         rig.sample(1100..1191, 1);
         assert_eq!(rig.policy.momentum(1000), 8);
@@ -641,12 +601,12 @@ mod tests {
 
     #[test]
     fn frequent_pages_without_momentum_get_a_second_chance() {
-        let mut rig = Rig::new(params(), 100, 0);
+        let mut rig = new_rig(params(), 100, 0);
         // Pages 0..10 are frequent; 250 samples elsewhere cool their momentum to 1.
         rig.sample(0..10, 6);
         rig.sample(5000..5250, 1);
         assert!((0..10).all(|p| rig.policy.momentum(p) < 3));
-        rig.tick();
+        rig.tick(0, 0);
         assert!(rig.policy.frequency_threshold() <= 6);
         // Full fast tier: the scan marks the frequent pages and demotes 5 cold ones.
         assert_eq!(rig.policy.marked(), 10);
@@ -666,10 +626,10 @@ mod tests {
 
     #[test]
     fn the_frequency_only_variant_never_marks() {
-        let mut rig = Rig::new(HybridTierParams { momentum: false, ..params() }, 100, 0);
+        let mut rig = new_rig(HybridTierParams { momentum: false, ..params() }, 100, 0);
         rig.sample(0..10, 6);
         rig.sample(5000..5250, 1);
-        rig.tick();
+        rig.tick(0, 0);
         assert_eq!(rig.policy.marked(), 0);
         assert!((0..10).all(|p| rig.fast(p)) && (10..15).all(|p| !rig.fast(p)));
     }
@@ -683,22 +643,22 @@ mod tests {
             (&[(200, 9)], 9),          // the hottest count alone overflows: overfill
         ];
         for (groups, expected) in cases {
-            let mut rig = Rig::new(params(), 100, 0);
+            let mut rig = new_rig(params(), 100, 0);
             let mut first = 5000;
             for &(pages, times) in groups {
                 rig.sample(first..first + pages, times);
                 first += pages;
             }
-            rig.tick();
+            rig.tick(0, 0);
             assert_eq!(rig.policy.frequency_threshold(), expected, "{groups:?}");
         }
     }
 
     #[test]
     fn huge_page_mode_counts_per_2mib_page_in_16_bit_counters() {
-        let mut rig = Rig::new(HybridTierParams { huge_pages: true, ..params() }, 2048, 0);
+        let mut rig = new_rig(HybridTierParams { huge_pages: true, ..params() }, 2048, 0);
         rig.sample([512].into_iter(), 20);
-        rig.tick();
+        rig.tick(0, 0);
         assert_eq!((rig.policy.frequency(513), rig.policy.frequency(1023)), (20, 20));
         assert_eq!(rig.policy.frequency(1024), 0);
     }
@@ -706,7 +666,7 @@ mod tests {
     #[test]
     fn sampling_is_suspended_while_the_hit_ratio_is_stable_and_resumed_when_it_drops() {
         let params = HybridTierParams { hit_ratio_window: SECOND, ..params() };
-        let mut rig = Rig::new(params, 100, 0);
+        let mut rig = new_rig(params, 100, 0);
         for p in 50..100 {
             rig.mem.free(p); // no demotion pressure
         }

@@ -14,6 +14,8 @@ mod lfu;
 mod lru;
 mod m5;
 mod memtis;
+#[cfg(test)]
+mod rig;
 mod threshold;
 mod tierkit;
 mod tpp;
