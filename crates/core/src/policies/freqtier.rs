@@ -213,16 +213,7 @@ impl FreqTierPolicy {
         if !(p.stable_tolerance >= 0.0 && p.stable_tolerance <= 1.0) {
             return Err(ParamError::new("stable_tolerance", p.stable_tolerance, "a hit-ratio difference in [0, 1]"));
         }
-        if !(0.0..=1.0).contains(&p.promoting_wmark) || !(p.promoting_wmark..=1.0).contains(&p.demoting_wmark) {
-            return Err(ParamError::new(
-                "demoting_wmark",
-                p.demoting_wmark,
-                "fractions with 0 <= promoting_wmark <= demoting_wmark <= 1",
-            ));
-        }
-        if p.scan_batch == 0 {
-            return Err(ParamError::new("scan_batch", 0, "at least 1 page"));
-        }
+        super::check_demotion_scan(p.promoting_wmark, p.demoting_wmark, p.scan_batch)?;
         let filter = BlockedCountingBloomFilter::with_error_rate(
             setup.fast_pages,
             p.filter_error_rate,

@@ -299,16 +299,7 @@ impl HybridTierPolicy {
         if p.cooling_samples_per_fast_page == 0 {
             return Err(ParamError::new("cooling_samples_per_fast_page", 0, "at least 1 sample"));
         }
-        if !(0.0..=1.0).contains(&p.promoting_wmark) || !(p.promoting_wmark..=1.0).contains(&p.demoting_wmark) {
-            return Err(ParamError::new(
-                "demoting_wmark",
-                p.demoting_wmark,
-                "fractions with 0 <= promoting_wmark <= demoting_wmark <= 1",
-            ));
-        }
-        if p.scan_batch == 0 {
-            return Err(ParamError::new("scan_batch", 0, "at least 1 page"));
-        }
+        super::check_demotion_scan(p.promoting_wmark, p.demoting_wmark, p.scan_batch)?;
         if p.hit_ratio_window == 0 {
             return Err(ParamError::new("hit_ratio_window", 0, "a duration above 0 ns"));
         }

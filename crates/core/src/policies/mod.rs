@@ -49,6 +49,27 @@ pub struct PolicySetup {
     pub pages: u64,
 }
 
+/// Checks the parameters every watermark-driven demotion scan shares: free-page
+/// fractions `0 <= promoting_wmark <= demoting_wmark <= 1` and a scan batch of at least
+/// one page.
+pub(crate) fn check_demotion_scan(
+    promoting_wmark: f64,
+    demoting_wmark: f64,
+    scan_batch: usize,
+) -> Result<(), ParamError> {
+    if !(0.0..=1.0).contains(&promoting_wmark) || !(promoting_wmark..=1.0).contains(&demoting_wmark) {
+        return Err(ParamError::new(
+            "demoting_wmark",
+            demoting_wmark,
+            "fractions with 0 <= promoting_wmark <= demoting_wmark <= 1",
+        ));
+    }
+    if scan_batch == 0 {
+        return Err(ParamError::new("scan_batch", 0, "at least 1 page"));
+    }
+    Ok(())
+}
+
 /// A registered policy.
 pub struct Registered {
     /// Name on the command line.

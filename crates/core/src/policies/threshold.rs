@@ -63,18 +63,7 @@ impl ThresholdPolicy {
         if params.hot_threshold == 0 || params.hot_threshold > CounterBits::Four.max() {
             return Err(ParamError::new("hot_threshold", params.hot_threshold, "1 to 15 (4-bit counters)"));
         }
-        if !(0.0..=1.0).contains(&params.promoting_wmark)
-            || !(params.promoting_wmark..=1.0).contains(&params.demoting_wmark)
-        {
-            return Err(ParamError::new(
-                "demoting_wmark",
-                params.demoting_wmark,
-                "fractions with 0 <= promoting_wmark <= demoting_wmark <= 1",
-            ));
-        }
-        if params.scan_batch == 0 {
-            return Err(ParamError::new("scan_batch", 0, "at least 1 page"));
-        }
+        super::check_demotion_scan(params.promoting_wmark, params.demoting_wmark, params.scan_batch)?;
         let counts =
             BlockedCountingBloomFilter::with_error_rate(fast_pages, params.filter_error_rate, 4, CounterBits::Four)?;
         Ok(Self { params, counts, cursor: ScanCursor::default(), scratch: Vec::new(), last_age: 0 })

@@ -114,16 +114,7 @@ impl TierkitPolicy {
         if !(p.migration_cost_accesses.is_finite() && p.migration_cost_accesses >= 0.0) {
             return Err(ParamError::new("migration_cost_accesses", p.migration_cost_accesses, "accesses >= 0"));
         }
-        if !(0.0..=1.0).contains(&p.promoting_wmark) || !(p.promoting_wmark..1.0).contains(&p.demoting_wmark) {
-            return Err(ParamError::new(
-                "demoting_wmark",
-                p.demoting_wmark,
-                "fractions with 0 <= promoting_wmark <= demoting_wmark < 1",
-            ));
-        }
-        if p.scan_batch == 0 {
-            return Err(ParamError::new("scan_batch", 0, "at least 1 page"));
-        }
+        super::check_demotion_scan(p.promoting_wmark, p.demoting_wmark, p.scan_batch)?;
         if setup.fast_pages == 0 {
             return Err(ParamError::new("fast_pages", 0, "at least 1 page"));
         }
