@@ -7,3 +7,6 @@
 //! Every reader of sysfs/procfs takes a root directory (`/` on a live system), so unit
 //! tests run against fixture trees; everything that talks to the kernel is tested inside
 //! the QEMU guest (`tests/vm`).
+
+pub mod sys;
+pub mod topology;

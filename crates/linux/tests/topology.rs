@@ -1,0 +1,133 @@
+//! Topology discovery and classification on fixture sysfs trees and on this host.
+
+use std::path::{Path, PathBuf};
+
+use tierkit_core::{TierId, PAGE_SIZE};
+use tierkit_linux::topology::{NodeClass, Topology, TopologyError, TopologyOverrides};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/topology").join(name)
+}
+
+fn overrides(fast: Option<&[u32]>, slow: Option<&[u32]>) -> TopologyOverrides {
+    TopologyOverrides { fast: fast.map(<[u32]>::to_vec), slow: slow.map(<[u32]>::to_vec) }
+}
+
+#[test]
+fn one_node_has_nothing_to_tier() {
+    let topo = Topology::discover(&fixture("one-node")).unwrap();
+    assert_eq!(topo.nodes.len(), 1);
+    assert_eq!(topo.nodes[0].cpus, [0, 1]);
+    assert_eq!(topo.nodes[0].memory_tier, Some(4));
+    assert_eq!(topo.nodes[0].class, NodeClass::Fast);
+    assert!(!topo.has_tiering());
+    assert_eq!(topo.tiers.len(), 1);
+    let text = topo.to_string();
+    assert!(text.contains("one NUMA node: nothing to tier"), "{text}");
+    assert!(!text.contains("tiers, fastest first"), "{text}");
+}
+
+#[test]
+fn qemu_guest_node1_is_the_slow_tier() {
+    let topo = Topology::discover(&fixture("qemu-tier")).unwrap();
+    assert!(topo.has_tiering());
+    assert!(topo.kernel_memory_tiers);
+    let classes: Vec<_> = topo.nodes.iter().map(|n| (n.id, n.class, n.tier, n.memory_tier)).collect();
+    assert_eq!(classes, [(0, NodeClass::Fast, Some(0), Some(4)), (1, NodeClass::Slow, Some(1), Some(22))]);
+    assert_eq!(topo.nodes[1].distances, [20, 10]);
+    assert!(topo.nodes[1].cpus.is_empty() && !topo.nodes[1].has_cpu);
+    assert_eq!(topo.tier_of_node(1), Some(TierId(1)));
+    assert_eq!(topo.tier_nodes(TierId(1)), [1]);
+    let infos = topo.tier_infos();
+    assert_eq!(infos.len(), 2);
+    assert_eq!(infos[1].capacity_pages, 1046528 * 1024 / PAGE_SIZE);
+    assert_eq!(infos[1].unloaded_latency_ns, None, "no HMAT here");
+    assert_eq!(topo.free_pages(TierId(1)), 1040312 / 4);
+    let text = topo.to_string();
+    assert!(text.contains("tier 1 slow: node 1"), "{text}");
+    let json = serde_json::to_value(&topo).unwrap();
+    assert_eq!(json["nodes"][1]["class"], "slow");
+    assert_eq!(json["tiers"][1]["nodes"][0], 1);
+}
+
+#[test]
+fn cxl_machine_groups_slow_nodes_by_memory_tier_with_hmat() {
+    let topo = Topology::discover(&fixture("cxl-4node")).unwrap();
+    let tiers: Vec<_> = topo.tiers.iter().map(|t| (t.name.as_str(), t.nodes.clone(), t.memory_tier)).collect();
+    assert_eq!(tiers, [("fast", vec![0, 1], Some(4)), ("slow1", vec![2], Some(6)), ("slow2", vec![3], Some(8))]);
+    assert_eq!(topo.nodes[0].cpus.len(), 16);
+    // access1 (CPU initiators) when present, access0 otherwise.
+    assert_eq!(topo.nodes[2].hmat().unwrap().read_latency_ns, Some(250));
+    assert!(topo.nodes[3].access1.is_none());
+    assert_eq!(topo.nodes[3].hmat().unwrap().write_bandwidth_mbps, Some(22000));
+    let infos = topo.tier_infos();
+    assert_eq!(infos[0].unloaded_latency_ns, Some(91.0));
+    assert_eq!(infos[0].bandwidth_gbps, Some(238.0));
+    assert_eq!(infos[2].unloaded_latency_ns, Some(310.0));
+    // Pages moved to the fast tier go to its node with the most free memory.
+    assert_eq!(topo.roomiest_node(TierId(0)), Some(1));
+    assert_eq!(topo.roomiest_node(TierId(3)), None);
+    let text = topo.to_string();
+    assert!(text.contains("250 ns, 32.0 GB/s") && text.contains("0-7,16-23"), "{text}");
+}
+
+#[test]
+fn overrides_replace_the_automatic_choice() {
+    let root = fixture("cxl-4node");
+    let topo = Topology::discover_with(&root, &overrides(Some(&[0]), None)).unwrap();
+    assert!(topo.overridden);
+    let tiers: Vec<_> = topo.tiers.iter().map(|t| t.nodes.clone()).collect();
+    assert_eq!(tiers, [vec![0], vec![1], vec![2], vec![3]], "node 1 joins the slow side, in its memory tier");
+    let topo = Topology::discover_with(&root, &overrides(None, Some(&[3]))).unwrap();
+    assert_eq!(topo.tier_nodes(TierId(0)), [0, 1, 2]);
+    assert_eq!(topo.tiers.len(), 2);
+    let topo = Topology::discover_with(&root, &overrides(Some(&[0, 1, 2]), Some(&[3]))).unwrap();
+    assert_eq!(topo.tier_nodes(TierId(1)), [3]);
+    // Two sockets and no kernel memory tiers: nothing to tier unless told.
+    let two = fixture("two-socket-no-tiers");
+    let topo = Topology::discover(&two).unwrap();
+    assert!(!topo.has_tiering() && !topo.kernel_memory_tiers);
+    assert!(topo.to_string().contains("2 NUMA nodes, all with CPUs in the same memory tier"), "{topo}");
+    let topo = Topology::discover_with(&two, &overrides(None, Some(&[1]))).unwrap();
+    assert!(topo.has_tiering());
+    assert_eq!(topo.nodes[1].class, NodeClass::Slow);
+}
+
+#[test]
+fn bad_overrides_are_refused_with_the_reason() {
+    let root = fixture("cxl-4node");
+    let err = |o| Topology::discover_with(&root, &o).unwrap_err();
+    let e = err(overrides(Some(&[7]), None));
+    assert!(matches!(e, TopologyError::UnknownNode { flag: "fast", node: 7, .. }), "{e}");
+    assert!(e.to_string().contains("online: 0,1,2,3"), "{e}");
+    assert!(matches!(err(overrides(Some(&[0, 2]), Some(&[2, 3]))), TopologyError::Overlap(2)));
+    assert!(matches!(err(overrides(Some(&[0]), Some(&[2, 3]))), TopologyError::Uncovered(1)));
+    assert!(matches!(err(overrides(None, Some(&[0, 1, 2, 3]))), TopologyError::EmptyFast));
+    assert!(matches!(err(overrides(Some(&[]), None)), TopologyError::EmptyFast));
+}
+
+#[test]
+fn missing_or_broken_sysfs_is_reported_by_path() {
+    let e = Topology::discover(Path::new("/nonexistent-root")).unwrap_err();
+    assert!(matches!(e, TopologyError::NoNuma(_)), "{e}");
+    let dir = std::env::temp_dir().join(format!("tierkit-topo-{}", std::process::id()));
+    let node = dir.join("sys/devices/system/node");
+    std::fs::create_dir_all(node.join("node0")).unwrap();
+    std::fs::write(node.join("online"), "0\n").unwrap();
+    std::fs::write(node.join("node0/distance"), "10 x\n").unwrap();
+    let e = Topology::discover(&dir).unwrap_err();
+    assert!(e.to_string().contains("node0/distance") && e.to_string().contains("\"10 x\""), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn this_host_reads_and_refreshes() {
+    let mut topo = Topology::discover(Path::new("/")).unwrap();
+    assert!(!topo.nodes.is_empty());
+    assert!(topo.tier_infos()[0].capacity_pages > 0);
+    topo.refresh_meminfo().unwrap();
+    assert!(topo.free_pages(TierId(0)) > 0);
+    if topo.nodes.len() == 1 {
+        assert!(topo.to_string().contains("nothing to tier"));
+    }
+}
