@@ -8,5 +8,7 @@
 //! tests run against fixture trees; everything that talks to the kernel is tested inside
 //! the QEMU guest (`tests/vm`).
 
+pub mod kernel_tiering;
 pub mod sys;
+pub mod sysfs_io;
 pub mod topology;
