@@ -6,6 +6,7 @@ mod compare_cmd;
 mod list_cmd;
 mod machine_args;
 mod sketches_cmd;
+mod topology_cmd;
 mod trace_cmd;
 
 use clap::{Parser, Subcommand};
@@ -29,6 +30,8 @@ enum Command {
     List,
     /// Measure the simulator's speed (generated accesses per second, one thread).
     Bench(bench_cmd::BenchArgs),
+    /// Show NUMA nodes, memory tiers and which nodes tierkit treats as fast or slow.
+    Topology(topology_cmd::TopologyArgs),
     /// Work with trace files.
     #[command(subcommand)]
     Trace(trace_cmd::TraceCommand),
@@ -52,6 +55,7 @@ fn main() -> anyhow::Result<()> {
         Command::Sim(a) => compare_cmd::sim(a),
         Command::Bench(a) => bench_cmd::run_bench(a),
         Command::Trace(c) => trace_cmd::run(c),
+        Command::Topology(a) => topology_cmd::run(a),
         Command::List => {
             list_cmd::run();
             Ok(())
