@@ -6,7 +6,7 @@ PYENV := target/pyenv
 # libCacheSim's Python bindings: the reference the cache-mode check compares against.
 LIBCACHESIM := libcachesim==0.3.5
 
-.PHONY: test build bench deps fmt libcachesim-check results
+.PHONY: test build bench deps fmt libcachesim-check results vm-test
 
 # Everything the tests need that a fresh machine may lack. Rust, cargo, gcc and CPython
 # come with the machine; Python packages go into a venv under target/.
@@ -24,9 +24,17 @@ test: deps
 	$(CARGO) test --workspace --locked
 	$(CARGO) check --workspace --benches --locked
 	$(MAKE) libcachesim-check
+	$(MAKE) vm-test
 
 build:
 	$(CARGO) build --release --locked -p tierkit
+
+# Tests on a real kernel: Debian's Linux 6.12 under QEMU (TCG) with node 1 a CPU-less, lower-tier
+# memory node, as CXL memory appears (tests/vm/README.md). Root on Debian 12: setup.sh installs
+# QEMU and fetches the kernel into target/vm/cache. VM_SCENARIOS="workload raw-move" picks some.
+VM_SCENARIOS ?=
+vm-test: build
+	bash tests/vm/setup.sh && bash tests/vm/build-initramfs.sh && bash tests/vm/run.sh $(VM_SCENARIOS)
 
 libcachesim-check: build $(PYENV)/.ready
 	$(PYENV)/bin/python tests/libcachesim/check_cache_mode.py target/release/tierkit target/libcachesim
