@@ -9,6 +9,13 @@
 //! the QEMU guest (`tests/vm`).
 
 pub mod kernel_tiering;
+pub mod metrics;
+pub mod metrics_server;
+pub mod perms;
+pub mod selfstat;
+pub mod signals;
+pub mod status;
 pub mod sys;
 pub mod sysfs_io;
+pub mod target;
 pub mod topology;
