@@ -11,6 +11,7 @@
 pub mod kernel_tiering;
 pub mod metrics;
 pub mod metrics_server;
+pub mod perf;
 pub mod perms;
 pub mod selfstat;
 pub mod signals;
