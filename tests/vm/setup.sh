@@ -31,22 +31,25 @@ if [ -n "$MISSING" ]; then
     apt-get install -y -qq --no-install-recommends $MISSING >/dev/null || { apt_update; apt-get install -y -qq --no-install-recommends $MISSING >/dev/null; }
 fi
 
-# 2. The newest Linux 6.12 kernel package apt knows.
-newest_kernel() {
-    apt-cache search --names-only '^linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned$' 2>/dev/null \
-        | awk '{print $1}' | sort -V | tail -1
+# 2. The newest Linux 6.12 kernel package apt knows, downloaded once into the cache.
+pick_kernel() {
+    KPKG=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned$' 2>/dev/null \
+        | awk '{print $1}' | sort -V | tail -1)
+    KVER=${KPKG#linux-image-}; KVER=${KVER%-unsigned}
 }
-KPKG=$(newest_kernel)
-[ -n "$KPKG" ] || { apt_update; KPKG=$(newest_kernel); }
-[ -n "$KPKG" ] || die "apt knows no linux-image-6.12.*+deb12-amd64-unsigned package (is bookworm-backports or bookworm-updates in sources.list?)"
-KVER=${KPKG#linux-image-}; KVER=${KVER%-unsigned}
-echo "vm setup: kernel package $KPKG"
-
-DEB=$(ls "$CACHE"/debs/"${KPKG}"_*.deb 2>/dev/null | head -1 || true)
-if [ -z "$DEB" ]; then
-    (cd "$CACHE/debs" && apt-get download -qq -o APT::Sandbox::User=root "$KPKG") || { apt_update; (cd "$CACHE/debs" && apt-get download -qq -o APT::Sandbox::User=root "$KPKG"); }
-    DEB=$(ls "$CACHE"/debs/"${KPKG}"_*.deb | head -1)
+cached_deb() { ls "$CACHE"/debs/"${KPKG}"_*.deb 2>/dev/null | head -1 || true; }
+download() { [ -n "$KPKG" ] && (cd "$CACHE/debs" && apt-get download -qq -o APT::Sandbox::User=root "$KPKG"); }
+pick_kernel
+[ -n "$KPKG" ] || { apt_update; pick_kernel; }
+DEB=$(cached_deb)
+if [ -z "$DEB" ] && ! download; then
+    # Stale package lists name a version the archive no longer has: refresh and pick again.
+    apt_update; pick_kernel; DEB=$(cached_deb)
+    [ -n "$DEB" ] || download || die "cannot download ${KPKG:-a linux-image-6.12.*+deb12-amd64-unsigned package}"
 fi
+[ -n "$DEB" ] || DEB=$(cached_deb)
+[ -n "$DEB" ] || die "apt knows no linux-image-6.12.*+deb12-amd64-unsigned package"
+echo "vm setup: kernel package $KPKG"
 KROOT=$CACHE/kroot-$KVER
 if [ ! -d "$KROOT/boot" ]; then
     rm -rf "$KROOT.tmp" && dpkg-deb -x "$DEB" "$KROOT.tmp" && mv "$KROOT.tmp" "$KROOT"
@@ -108,4 +111,7 @@ for opt in CONFIG_DAMON_SYSFS=y CONFIG_DAMON_VADDR=y CONFIG_NUMA_BALANCING=y CON
 done
 echo "vm setup: $(grep -h -E '^CONFIG_(DAMON_SYSFS|DAMON_VADDR|DEV_DAX_HMEM|DEV_DAX_KMEM|MODULE_DECOMPRESS)=' "$CONFIG" | tr '\n' ' ')"
 echo "KVER=$KVER" > "$CACHE/kernel.env"
+# Keep only this kernel in the cache.
+for d in "$CACHE"/kroot-*; do [ "$d" = "$KROOT" ] || rm -rf "$d"; done
+for f in "$CACHE"/debs/*.deb; do [ "$f" = "$DEB" ] || rm -f "$f"; done
 echo "vm setup: $KVER ready"
