@@ -1,0 +1,23 @@
+//! The DAMON source: the kernel's Data Access MONitor watches the target's virtual
+//! address space through sysfs, and each aggregation interval's regions become
+//! [`tierkit_core::Event::Accessed`] events (raw regions stay available for profiling).
+//!
+//! ```no_run
+//! # use std::path::Path;
+//! # use tierkit_linux::damon::{to_events, DamonMonitor, DamonOptions, Poll};
+//! let mut monitor = DamonMonitor::start(Path::new("/"), 1234, &DamonOptions::default())?;
+//! let (mut regions, mut events) = (Vec::new(), Vec::new());
+//! while let Poll::Regions { .. } = monitor.poll(&mut regions)? {
+//!     events.clear();
+//!     to_events(&regions, &mut events);
+//!     // hand `events` to the policy
+//! }
+//! monitor.stop()?;
+//! # Ok::<(), tierkit_linux::damon::DamonError>(())
+//! ```
+
+pub mod regions;
+pub mod sysfs;
+
+pub use regions::{to_events, Region};
+pub use sysfs::{DamonError, DamonMonitor, DamonOptions, Poll, Unavailable};
