@@ -74,7 +74,7 @@ impl MetricsServer {
         let candidates: Vec<SocketAddr> = match addr.parse::<SocketAddr>() {
             Ok(a) => vec![a],
             Err(_) => {
-                if addr.rsplit_once(':').map_or(true, |(host, port)| host.is_empty() || port.parse::<u16>().is_err()) {
+                if addr.rsplit_once(':').is_none_or(|(host, port)| host.is_empty() || port.parse::<u16>().is_err()) {
                     return Err(bad("no host or no valid port".to_string()));
                 }
                 addr.to_socket_addrs().map_err(|e| bad(e.to_string()))?.collect()
