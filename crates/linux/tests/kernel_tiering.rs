@@ -246,3 +246,30 @@ fn the_real_vmstat_parses() {
     // or migrations, but a kernel may lack them, so only the read itself is asserted.
     TieringVmstat::read(Path::new("/")).unwrap();
 }
+
+#[test]
+fn restore_reports_each_knob_it_could_not_put_back_and_keeps_the_state_file() {
+    let tree = Tree::new("restorefail");
+    let guard =
+        KernelTiering::enable(&tree.root, &TieringOptions { scan_size_mb: Some(32), ..tree.options() }).unwrap();
+    // The demotion knob turns into a file that refuses writes.
+    let demotion = tree.root.join(Knob::DemotionEnabled.path());
+    fs::remove_file(&demotion).unwrap();
+    std::os::unix::fs::symlink("/proc/version", &demotion).unwrap();
+    let err = guard.restore().unwrap_err();
+    assert_eq!(err.failures.len(), 1);
+    assert_eq!(err.failures[0].knob, Knob::DemotionEnabled);
+    assert_eq!(err.failures[0].original, "false\n");
+    let text = err.to_string();
+    assert!(text.contains("demotion_enabled back to \"false\"") && text.contains("knobs.json"), "{text}");
+    assert_eq!(tree.read(Knob::NumaBalancing), "0\n", "the other knobs were still restored");
+    assert_eq!(tree.read(Knob::ScanSizeMb), Tree::original(Knob::ScanSizeMb));
+    assert!(tree.state_file().exists(), "kept for recover");
+
+    // Once the knob is writable again, recover finishes the job.
+    fs::remove_file(&demotion).unwrap();
+    fs::write(&demotion, "true").unwrap();
+    KernelTiering::recover(&tree.root, &tree.state_file()).unwrap();
+    tree.assert_all_original();
+    assert!(!tree.state_file().exists());
+}
