@@ -1,7 +1,7 @@
 #!/bin/sh
 # The workload runs, keeps its checksum, and the independent placement tool sees its pages:
 # all present on node 0 by default, mostly on node 1 with --first-touch-node 1.
-# vmtest-timeout: 40
+# vmtest-timeout: 50
 . /vmtest/guest/lib.sh
 
 zipf_reader --mib 64 --seconds 3 --hot-out /tmp/w.hot > /tmp/w.out 2>&1 &
@@ -36,4 +36,29 @@ if [ "$rc" = 0 ] && grep -q '^CHECKSUM_OK ' /tmp/f.out && [ "${n1:-0}" -ge $((to
     pass workload-first-touch "$n1 of $total pages first touched on node1"
 else
     fail workload-first-touch "rc=$rc $q $(tail -1 /tmp/f.out)"
+fi
+
+# The modes the fault matrix uses: threads, a forked COW child, mlock, munmap churn.
+zipf_reader --mib 32 --seconds 2 --threads 2 --fork --mlock 0.25 --munmap-churn > /tmp/m.out 2>&1
+rc=$?
+sed 's/^/  modes: /' /tmp/m.out
+churn=$(sed -n 's/^CHURN cycles=\([0-9]*\).*/\1/p' /tmp/m.out)
+if [ "$rc" = 0 ] && grep -q '^CHECKSUM_OK ' /tmp/m.out && grep -q '^CHILD CHECKSUM_OK ' /tmp/m.out &&
+    grep -q '^MLOCKED bytes=[1-9]' /tmp/m.out && [ "${churn:-0}" -gt 0 ]; then
+    pass workload-modes "threads=2 fork mlock munmap-churn cycles=$churn: both checksums ok"
+else
+    fail workload-modes "rc=$rc churn=${churn:-none}: $(grep -E 'CHECKSUM|ERROR|FAILED' /tmp/m.out | tr '\n' ' ')"
+fi
+
+# The checksum is not vacuous: a word overwritten through /proc/PID/mem is caught.
+zipf_reader --mib 8 --seconds 2 --hot-out /tmp/c.hot > /tmp/c.out 2>&1 &
+cpid=$!
+ready=$(wait_line /tmp/c.out '^READY' 20) || { fail workload-corruption "no READY line"; exit 0; }
+addr=$(head -1 /tmp/c.hot)
+printf 'CORRUPT!' | dd of="/proc/$(kv pid "$ready")/mem" bs=1 seek=$((addr + 64)) conv=notrunc 2>/dev/null
+wait $cpid; rc=$?
+if [ "$rc" = 1 ] && grep -q "^CHECKSUM_BAD .*addr=$(printf '0x%x' $((addr + 64)))" /tmp/c.out; then
+    pass workload-corruption "a word overwritten at $(printf '0x%x' $((addr + 64))) is reported"
+else
+    fail workload-corruption "rc=$rc $(tail -1 /tmp/c.out)"
 fi
