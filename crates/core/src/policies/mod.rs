@@ -16,6 +16,7 @@ mod m5;
 mod memtis;
 #[cfg(test)]
 mod rig;
+mod streams;
 mod threshold;
 mod tierkit;
 mod tpp;
@@ -33,6 +34,7 @@ pub use lfu::{LfuParams, LfuPolicy};
 pub use lru::{LruParams, LruPolicy};
 pub use m5::{M5Mode, M5Params, M5Policy};
 pub use memtis::{MemtisParams, MemtisPolicy};
+pub use streams::{StreamDetector, StreamParams};
 pub use threshold::{ThresholdParams, ThresholdPolicy};
 pub use tierkit::{TierkitParams, TierkitPolicy};
 pub use tpp::{TppParams, TppPolicy, TppStats};
@@ -84,7 +86,7 @@ pub struct Registered {
 pub const REGISTRY: &[Registered] = &[
     Registered {
         name: "tierkit",
-        about: "tierkit: exact 8-bit counts, capacity-fitted threshold, M5 cost-benefit gate, wrapping demotion scan",
+        about: "tierkit: exact counts, capacity-fitted threshold, M5 cost-benefit gate, sweep prefetch, CPU-budgeted sampling",
         build: |s| Ok(Box::new(TierkitPolicy::new(TierkitParams::default(), s)?)),
     },
     Registered {

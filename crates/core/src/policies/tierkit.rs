@@ -19,15 +19,26 @@
 //!   resumes from its cursor and demotes fast pages below the threshold until the
 //!   watermark plus the waiting candidates fit; the hottest candidates then take the
 //!   room (the mover runs demotions first).
-//! - **Sampling**: a constant rate. FreqTier's stepping down to monitoring mode
-//!   (§V-B-2) is what starves it on xgboost and gap-pr (the hit ratio looks stable
-//!   before the hot set is in); a constant rate under a fixed budget costs little
-//!   (≈0.2% CPU in the simulator at 100 kHz) and never goes blind.
+//! - **Sweep prefetch** (tierkit's own; Linux readahead's idea applied to tiering):
+//!   samples that ascend through a long run of pages are a sweep ([`super::streams`]).
+//!   Its pages are hot for a burst and never again, so no frequency or recency policy
+//!   catches them in time; tierkit promotes the pages just ahead of the sweep (its
+//!   speed times two ticks) when the sweep samples each page as often as a page at the
+//!   hot threshold and that repays a migration, and sweep samples are not counted (the
+//!   sweep, not the page, is hot). Prefetched pages only displace pages with no count
+//!   since the last aging, at most a quarter of the fast tier per tick. On xgboost,
+//!   whose gradient and partition passes are such sweeps, this lifts the fast-tier hit
+//!   ratio from 0.50 to 0.88–0.92 (every other policy stays at or below 0.52).
+//! - **Sampling under a CPU budget**: 100 kHz (FreqTier §V-B-2's highest level) while
+//!   the mechanism's CPU stays under `cpu_budget`; over it the rate halves, down to
+//!   1 kHz. FreqTier's stepping down on a stable hit ratio is what starves it on
+//!   xgboost and gap-pr (the hit ratio looks stable before the hot set is in).
 //!
 //! Latency balancing is not in the default: wrap it with `tierkit+colloid`
 //! ([`super::with_colloid`]) when the fast tier's loaded latency can exceed the slow
 //! tier's. Word-level (sparse-page) information is not used.
 
+use super::streams::{StreamDetector, StreamParams};
 use super::PolicySetup;
 use crate::memory::{MoveStatus, Resident, ScanCursor};
 use crate::policy::{Ctx, Migration, Policy, Sampling, SourceRequest};
@@ -56,6 +67,16 @@ pub struct TierkitParams {
     pub demoting_wmark: f64,
     /// Pages examined per step of the demotion scan (1024, as FreqTier's artifact).
     pub scan_batch: usize,
+    /// The lowest sampling rate the CPU budget may push the rate to (FreqTier §V-B-2's
+    /// lowest level, 1 kHz). Never zero: a policy that stops sampling cannot see a shift.
+    pub min_sample_rate_hz: f64,
+    /// The share of one core the mechanism (sampling and migration) may take: 10%. At
+    /// 100 kHz and ~200 ns per PEBS sample, sampling alone takes 2% of a core (MEMTIS
+    /// holds its sampler to 3%); migration bursts take the rest. At 5% the bursts after
+    /// a phase change halve the rate and zipf's hit ratio drops by a point.
+    pub cpu_budget: f64,
+    /// Sequential-stream prefetching (`None` disables it).
+    pub streams: Option<StreamParams>,
 }
 
 impl Default for TierkitParams {
@@ -68,9 +89,15 @@ impl Default for TierkitParams {
             promoting_wmark: 0.02,
             demoting_wmark: 0.03,
             scan_batch: 1024,
+            min_sample_rate_hz: 1_000.0,
+            cpu_budget: 0.10,
+            streams: Some(StreamParams::default()),
         }
     }
 }
+
+/// The most pages ahead of sweeps brought in per tick, as a share of the hot capacity.
+const PREFETCH_SHARE: f64 = 0.25;
 
 /// Highest count kept; the distribution has one bin per value.
 const MAX_COUNT: u32 = 255;
@@ -96,6 +123,11 @@ pub struct TierkitPolicy {
     inflight: i64,
     cursor: ScanCursor,
     scratch: Vec<Resident>,
+    /// The sampling rate now requested.
+    rate_hz: f64,
+    streams: Option<StreamDetector>,
+    /// Pages ahead of sweeps waiting for room.
+    prefetch: Vec<Page>,
 }
 
 impl TierkitPolicy {
@@ -115,6 +147,21 @@ impl TierkitPolicy {
             return Err(ParamError::new("migration_cost_accesses", p.migration_cost_accesses, "accesses >= 0"));
         }
         super::check_demotion_scan(p.promoting_wmark, p.demoting_wmark, p.scan_batch)?;
+        if !(p.min_sample_rate_hz > 0.0 && p.min_sample_rate_hz <= p.sample_rate_hz) {
+            return Err(ParamError::new(
+                "min_sample_rate_hz",
+                p.min_sample_rate_hz,
+                "above 0 and at most sample_rate_hz",
+            ));
+        }
+        if !(p.cpu_budget > 0.0 && p.cpu_budget <= 1.0) {
+            return Err(ParamError::new("cpu_budget", p.cpu_budget, "a share of one core in (0, 1]"));
+        }
+        if let Some(sp) = &p.streams {
+            if sp.slots == 0 || sp.max_gap == 0 || sp.confirm < 2 || sp.max_ahead == 0 {
+                return Err(ParamError::new("streams", sp.slots, "slots, max_gap, max_ahead >= 1 and confirm >= 2"));
+            }
+        }
         if setup.fast_pages == 0 {
             return Err(ParamError::new("fast_pages", 0, "at least 1 page"));
         }
@@ -133,6 +180,9 @@ impl TierkitPolicy {
             inflight: 0,
             cursor: ScanCursor::default(),
             scratch: Vec::new(),
+            rate_hz: p.sample_rate_hz,
+            streams: p.streams.map(StreamDetector::new),
+            prefetch: Vec::new(),
         })
     }
 
@@ -205,8 +255,31 @@ impl TierkitPolicy {
         ctx.mem.free_pages(TierId::FAST) as i64 - self.inflight
     }
 
-    /// Demotes cold fast pages until `wanted` pages are free (at most one pass).
-    fn demote_cold(&mut self, wanted: i64, ctx: &mut Ctx<'_>) {
+    /// A fast page the scan may demote: counted below `below` and not about to be swept.
+    fn demotable(&self, page: Page, below: u32) -> bool {
+        self.counts.get(page).unwrap_or(0) < below
+            && !self.streams.as_ref().is_some_and(|d| d.in_window(page, self.params.streams.map_or(0, |s| s.max_gap)))
+    }
+
+    /// Sampling under the CPU budget, once per tick: over the budget the rate halves
+    /// (down to the floor); under a quarter of it the rate doubles back towards the
+    /// maximum. Unlike FreqTier's stability-driven steps the rate never falls while the
+    /// budget allows it: at lower rates the counts separate pages too slowly (zipf's
+    /// hit ratio drops from 0.73 to 0.66 at 1:16 when the rate follows stability).
+    fn control_sampling(&mut self, telemetry: &Telemetry, ctx: &mut Ctx<'_>) {
+        let p = &self.params;
+        let cpu = telemetry.mechanism_cpu_ns as f64 / telemetry.interval.max(1) as f64;
+        if cpu > p.cpu_budget {
+            self.rate_hz = (self.rate_hz / 2.0).max(p.min_sample_rate_hz);
+        } else if 2.0 * cpu <= p.cpu_budget {
+            self.rate_hz = (self.rate_hz * 2.0).min(p.sample_rate_hz);
+        }
+        ctx.sources.samples = Some(Sampling::new(self.rate_hz));
+    }
+
+    /// Demotes fast pages counted below `below` until `wanted` pages are free (at most
+    /// one pass).
+    fn demote_cold(&mut self, wanted: i64, below: u32, ctx: &mut Ctx<'_>) {
         let mut needed = wanted - self.room(ctx);
         let (start, start_passes) = (self.cursor.next, self.cursor.passes);
         while needed > 0 {
@@ -215,7 +288,7 @@ impl TierkitPolicy {
                 return;
             }
             for r in &self.scratch {
-                if needed > 0 && r.tier == TierId::FAST && self.counts.get(r.page).unwrap_or(0) < self.threshold {
+                if needed > 0 && r.tier == TierId::FAST && self.demotable(r.page, below) {
                     ctx.demote(r.page);
                     self.inflight -= 1;
                     needed -= 1;
@@ -234,15 +307,29 @@ impl Policy for TierkitPolicy {
     }
 
     fn sources(&self) -> SourceRequest {
-        SourceRequest { samples: Some(Sampling::new(self.params.sample_rate_hz)), ..Default::default() }
+        SourceRequest { samples: Some(Sampling::new(self.rate_hz)), ..Default::default() }
     }
 
     fn on_events(&mut self, events: &[Event], ctx: &mut Ctx<'_>) {
         let reserve = (self.params.promoting_wmark * ctx.mem.tiers()[0].capacity_pages as f64).ceil() as i64;
         for e in events {
-            let Event::Sample { page, tier, .. } = *e else { continue };
+            let Event::Sample { page, tier, time, .. } = *e else { continue };
             self.tick_samples += 1;
             self.since_age += 1;
+            let (threshold, aps, cost) =
+                (self.threshold as f64, self.accesses_per_sample, self.params.migration_cost_accesses);
+            if let Some(d) = &mut self.streams {
+                if let Some((ahead, density)) = d.observe(page, time) {
+                    // A swept page is worth a place when the sweep samples it as often as
+                    // a page at the hot threshold, and its accesses repay the migration.
+                    if density >= threshold && (aps == 0.0 || density * aps >= cost) {
+                        self.prefetch.extend(ahead.filter(|&p| ctx.mem.tier_of(p).is_some_and(|t| t != TierId::FAST)));
+                    }
+                }
+                if d.covers(page) {
+                    continue; // the sweep, not the page, is hot: streams are prefetched, not counted
+                }
+            }
             let c = self.bump(page);
             if tier == TierId::FAST || c < self.threshold || !self.worth_moving(c) {
                 continue;
@@ -270,21 +357,39 @@ impl Policy for TierkitPolicy {
             self.accesses_per_sample = accesses as f64 / self.tick_samples as f64;
         }
         self.tick_samples = 0;
+        self.control_sampling(telemetry, ctx);
         self.fit_threshold();
         self.compact_candidates(ctx);
+        let prefetch = std::mem::take(&mut self.prefetch);
         let cands = std::mem::take(&mut self.candidates);
         let cap = ctx.mem.tiers()[0].capacity_pages as f64;
+        let reserve = (self.params.promoting_wmark * cap).ceil() as i64;
         if self.room(ctx) < (self.params.promoting_wmark * cap) as i64 || !cands.is_empty() {
             let wanted = (self.params.demoting_wmark * cap).ceil() as i64 + cands.len() as i64;
-            self.demote_cold(wanted, ctx);
+            self.demote_cold(wanted, self.threshold, ctx);
         }
-        let reserve = (self.params.promoting_wmark * cap).ceil() as i64;
         for &p in &cands {
             if self.room(ctx) <= reserve {
                 break;
             }
             ctx.promote(p);
             self.inflight += 1;
+        }
+        // Pages ahead of sweeps only displace pages not sampled since the last aging
+        // (among them the pages the sweeps have passed): a sweep never evicts the hot set.
+        let most = (self.hot_capacity as f64 * PREFETCH_SHARE) as usize;
+        let ahead: Vec<Page> = prefetch
+            .into_iter()
+            .filter(|&p| ctx.mem.tier_of(p).is_some_and(|t| t != TierId::FAST))
+            .take(most)
+            .collect();
+        if !ahead.is_empty() {
+            self.demote_cold(reserve + ahead.len() as i64, 1, ctx);
+            let fit = (self.room(ctx) - reserve).clamp(0, ahead.len() as i64) as usize;
+            for &p in &ahead[..fit] {
+                ctx.promote(p);
+            }
+            self.inflight += fit as i64;
         }
         self.candidates = cands;
         self.candidates.clear();
@@ -297,7 +402,9 @@ impl Policy for TierkitPolicy {
     }
 
     fn metadata_bytes(&self) -> usize {
-        self.counts.heap_bytes()
+        self.streams.as_ref().map_or(0, |d| d.heap_bytes())
+            + self.prefetch.capacity() * std::mem::size_of::<Page>()
+            + self.counts.heap_bytes()
             + self.dist.capacity() * std::mem::size_of::<u64>()
             + self.candidates.capacity() * std::mem::size_of::<Page>()
             + self.scratch.capacity() * std::mem::size_of::<Resident>()
@@ -400,7 +507,8 @@ mod tests {
     #[test]
     fn the_threshold_fits_the_hot_set_to_the_fast_tier() {
         // 200 pages at count 8 and 50 at 9 against 97 pages of hot capacity.
-        let mut rig = Rig::new(TierkitParams::default(), 100, 100, 250);
+        // Eight ascending passes would look like a sweep: this test is about counts.
+        let mut rig = Rig::new(TierkitParams { streams: None, ..Default::default() }, 100, 100, 250);
         rig.sample(1000..1250, 8);
         rig.sample(1200..1250, 1);
         rig.tick(0);
@@ -432,6 +540,53 @@ mod tests {
     }
 
     #[test]
+    fn pages_ahead_of_a_sweep_are_prefetched_in_place_of_unsampled_pages_only() {
+        let mut rig = Rig::new(TierkitParams::default(), 100, 100, 600);
+        rig.sample(0..50, 4); // the hot half of the fast tier; 50..100 were never sampled
+                              // A sweep over pages 1000.. at one page per millisecond, three samples a page.
+        let events: Vec<Event> = (1000..1100u64)
+            .flat_map(|p| std::iter::repeat(p).take(3))
+            .map(|page| Event::Sample {
+                page,
+                tier: TierId(1),
+                word: None,
+                write: false,
+                time: (page - 1000) * MILLISECOND,
+            })
+            .collect();
+        rig.policy.on_events(&events, &mut Ctx { mem: &rig.mem, plan: &mut rig.plan, sources: &mut rig.sources });
+        assert_eq!(rig.policy.count(1090), 0, "sweep samples are not counted once the sweep is confirmed");
+        rig.tick(0);
+        assert!(rig.fast(0..50), "the hot set stays");
+        let ahead: Vec<Page> = (1000..1600).filter(|&p| rig.mem.tier_of(p) == Some(TierId::FAST)).collect();
+        // At most a quarter of the 97-page hot capacity per tick, from where the sweep was
+        // confirmed, in place of never-sampled pages.
+        assert!((20..=24).contains(&ahead.len()), "{ahead:?}");
+        assert!((50..100).filter(|&p| rig.mem.tier_of(p) == Some(TierId(1))).count() >= ahead.len());
+        assert!(ahead.iter().all(|&p| (1064..1300).contains(&p)), "{ahead:?}");
+    }
+
+    #[test]
+    fn sampling_halves_over_the_cpu_budget_and_recovers_under_half_of_it() {
+        let mut rig = Rig::new(TierkitParams::default(), 100, 50, 20);
+        let mut tick = |cpu_share: f64| {
+            let interval = 100 * MILLISECOND;
+            let t =
+                Telemetry { interval, mechanism_cpu_ns: (cpu_share * interval as f64) as u64, ..Default::default() };
+            rig.policy.on_tick(&t, &mut Ctx { mem: &rig.mem, plan: &mut rig.plan, sources: &mut rig.sources });
+            rig.sources.samples.unwrap().rate
+        };
+        assert_eq!(tick(0.2), Sampling::new(50_000.0).rate);
+        assert_eq!(tick(0.2), Sampling::new(25_000.0).rate);
+        assert_eq!(tick(0.07), Sampling::new(25_000.0).rate, "between half the budget and the budget: hold");
+        assert_eq!(tick(0.01), Sampling::new(50_000.0).rate);
+        for _ in 0..20 {
+            tick(0.5);
+        }
+        assert_eq!(tick(0.5), Sampling::new(1_000.0).rate, "never below the floor");
+    }
+
+    #[test]
     fn parameters_are_checked() {
         let setup = PolicySetup { fast_pages: 10, pages: 100 };
         let check = |p: TierkitParams| TierkitPolicy::new(p, &setup).unwrap_err().param;
@@ -443,6 +598,11 @@ mod tests {
         assert_eq!(check(TierkitParams { migration_cost_accesses: -1.0, ..d }), "migration_cost_accesses");
         assert_eq!(check(TierkitParams { demoting_wmark: 0.01, ..d }), "demoting_wmark");
         assert_eq!(check(TierkitParams { scan_batch: 0, ..d }), "scan_batch");
+        assert_eq!(check(TierkitParams { min_sample_rate_hz: 0.0, ..d }), "min_sample_rate_hz");
+        assert_eq!(check(TierkitParams { min_sample_rate_hz: 200_000.0, ..d }), "min_sample_rate_hz");
+        assert_eq!(check(TierkitParams { cpu_budget: 0.0, ..d }), "cpu_budget");
+        let no_slots = StreamParams { slots: 0, ..Default::default() };
+        assert_eq!(check(TierkitParams { streams: Some(no_slots), ..d }), "streams");
         assert_eq!(TierkitPolicy::new(d, &PolicySetup { fast_pages: 0, pages: 1 }).unwrap_err().param, "fast_pages");
     }
 }
