@@ -57,7 +57,7 @@ fn nth_sample(i: u64) -> RawSample {
         time: 1_000_000 + i,
         addr: 0x7f00_0000_0000 + i * 4096 + 64 * (i % 64),
         weight: i * 10,
-        data_src: if i % 2 == 0 { 0x02 } else { 0x04 },
+        data_src: if i.is_multiple_of(2) { 0x02 } else { 0x04 },
     }
 }
 
@@ -88,7 +88,8 @@ fn records_straddling_the_wrap_point_are_reassembled_at_every_offset() {
         assert_eq!(out, samples, "tail offset {start}");
         assert_eq!(stats.samples, 5);
         assert_eq!(stats.corrupt, 0);
-        let wraps_inside_a_record = (size - start as usize) < stream.len() && (size - start as usize) % 56 != 0;
+        let wraps_inside_a_record =
+            (size - start as usize) < stream.len() && !(size - start as usize).is_multiple_of(56);
         assert_eq!(stats.straddled, u64::from(wraps_inside_a_record), "tail offset {start}");
     }
 }
@@ -576,9 +577,17 @@ fn detection_here_gives_reasons_for_missing_pmus() {
 }
 
 #[test]
+fn the_source_can_move_to_another_thread() {
+    fn assert_send<T: Send>() {}
+    assert_send::<PerfSource>();
+}
+
+#[test]
 fn bad_configurations_and_gone_targets_are_errors() {
     let bad_ring = PerfSource::open(1, PerfConfig { ring_pages: 3, ..PerfConfig::default() }).unwrap_err();
     assert!(bad_ring.to_string().contains("power of two"), "{bad_ring}");
+    let huge = PerfSource::open(1, PerfConfig { ring_pages: 1 << 40, ..PerfConfig::default() }).unwrap_err();
+    assert!(matches!(huge, PerfError::Config(_)), "{huge}");
     let bad_period = PerfSource::open(1, PerfConfig { period: Some(0), ..PerfConfig::default() }).unwrap_err();
     assert!(matches!(bad_period, PerfError::Config(_)));
     let gone = PerfSource::open(i32::MAX, page_faults(1, Scope::Threads)).unwrap_err();

@@ -14,6 +14,9 @@
 //! later are opened by [`super::PerfSource::refresh_threads`]. Per-CPU events
 //! (`pid = -1`, samples of other processes filtered out) are the fallback for PMUs with
 //! no per-task context, as AMD IBS on kernels before per-task IBS support.
+//!
+//! On hybrid Intel CPUs PEBS uses the `cpu_core` PMU: threads are sampled only while
+//! they run on performance cores.
 
 use std::fmt;
 use std::os::fd::OwnedFd;

@@ -11,6 +11,9 @@ use super::error::{mmap_hint, open_hint, PerfError, Unavailable};
 use super::record::{PerfStats, RawSample, RecordParser};
 use super::ring::Ring;
 
+/// The largest ring accepted: 256 MiB of data pages per event.
+const MAX_RING_PAGES: usize = 1 << 16;
+
 /// How to sample.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PerfConfig {
@@ -96,8 +99,11 @@ impl PerfSource {
     /// on every thread of `pid` listed in `<root>/proc/<pid>/task` (or on every online
     /// CPU), enabled.
     pub fn open(pid: i32, cfg: PerfConfig) -> Result<PerfSource, PerfError> {
-        if cfg.ring_pages == 0 || !cfg.ring_pages.is_power_of_two() {
-            return Err(PerfError::Config(format!("ring_pages must be a power of two, got {}", cfg.ring_pages)));
+        if cfg.ring_pages == 0 || !cfg.ring_pages.is_power_of_two() || cfg.ring_pages > MAX_RING_PAGES {
+            return Err(PerfError::Config(format!(
+                "ring_pages must be a power of two from 1 to {MAX_RING_PAGES}, got {}",
+                cfg.ring_pages
+            )));
         }
         if cfg.period == Some(0) {
             return Err(PerfError::Config("the sampling period must be at least 1".to_string()));
@@ -160,7 +166,8 @@ impl PerfSource {
     }
 
     /// Appends every sample published since the last poll to `out` and returns how
-    /// many were appended. Never blocks.
+    /// many were appended. Samples come grouped by thread (or CPU), each group in time
+    /// order. Never blocks.
     pub fn poll(&mut self, out: &mut Vec<RawSample>) -> usize {
         let before = out.len();
         out.append(&mut self.pending);
@@ -174,7 +181,8 @@ impl PerfSource {
     /// closes those of threads that exited (their last samples are kept for the next
     /// [`Self::poll`]). Returns how many threads were added. Per-CPU sampling covers new
     /// threads already, and returns 0. Fails with `TargetGone` once the process has
-    /// exited; when one thread cannot be opened the others still are, and the first
+    /// exited (its events stay open, so a last [`Self::poll`] still returns their
+    /// samples); when one thread cannot be opened the others still are, and the first
     /// error is returned.
     pub fn refresh_threads(&mut self) -> Result<usize, PerfError> {
         if self.spec.scope == Scope::Cpus {
