@@ -27,7 +27,9 @@ build() {  # build SRC OUT EXTRA-LIBS...
 build tests/vm/workload/zipf_reader.c "$BIN/zipf_reader" -lm -lpthread
 build tests/vm/tools/placement.c "$BIN/placement"
 build tests/vm/tools/raw_move.c "$BIN/raw_move"
+build tests/vm/tools/move_pid.c "$BIN/move_pid"
 cp "$BIN"/{zipf_reader,placement,raw_move} "$ROOT/bin/"
+cp "$BIN/move_pid" "$ROOT/bin/"
 cp /bin/busybox "$ROOT/bin/busybox"
 
 # tierkit is dynamically linked: ship it stripped, with every library ldd resolves, at the same
