@@ -1,0 +1,209 @@
+//! `LiveProcess` on real processes of this host: this test process and a child.
+//!
+//! Moves here are to the node a page is already on (this host has one NUMA node), so no
+//! placement changes; the two-node behaviour is exercised in the QEMU guest.
+
+use std::path::Path;
+use std::process::Command;
+
+use tierkit_core::{Memory, MoveStatus, Mover, Plan, Resident, ScanCursor, TierId, HUGE_PAGE_PAGES, PAGE_SIZE};
+use tierkit_linux::process::{LiveProcess, ProcessError};
+use tierkit_linux::procfs::{read_maps, MappingKind};
+use tierkit_linux::topology::Topology;
+
+const MIB: usize = 1 << 20;
+
+/// A private anonymous mapping, unmapped on drop.
+struct Region {
+    addr: *mut u8,
+    len: usize,
+}
+
+impl Region {
+    fn new(len: usize) -> Self {
+        // SAFETY: a fresh private anonymous mapping owned by this value.
+        let addr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(addr, libc::MAP_FAILED);
+        Self { addr: addr as *mut u8, len }
+    }
+
+    fn page(&self) -> u64 {
+        self.addr as u64 / PAGE_SIZE
+    }
+}
+
+impl Drop for Region {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping this value made.
+        unsafe { libc::munmap(self.addr as *mut libc::c_void, self.len) };
+    }
+}
+
+/// `AnonHugePages` in KiB of this process's mapping starting at `addr`.
+fn anon_huge_kib(addr: u64) -> u64 {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+    let head = format!("{addr:x}-");
+    let at = smaps.find(&head).expect("the mapping is in smaps");
+    let line = smaps[at..].lines().find(|l| l.starts_with("AnonHugePages:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+fn scan_all(live: &LiveProcess, cursor: &mut ScanCursor, max: usize) -> Vec<Resident> {
+    let mut out = Vec::new();
+    assert_eq!(live.scan(cursor, max, &mut out), out.len());
+    out
+}
+
+#[test]
+fn own_pages_are_found_scanned_and_moved_in_place() {
+    let topo = Topology::discover(Path::new("/")).unwrap();
+    let one_node = topo.tiers.len() == 1 && topo.tier_nodes(TierId(0)).len() == 1;
+    // 64 MiB on a 2 MiB boundary: the first half in base pages, the second half THP-eligible.
+    let region = Region::new(66 * MIB);
+    let base = (region.addr as usize).next_multiple_of(2 * MIB);
+    let half = 32 * MIB;
+    // SAFETY: both ranges lie inside `region`.
+    unsafe {
+        assert_eq!(libc::madvise(base as *mut libc::c_void, half, libc::MADV_NOHUGEPAGE), 0);
+        assert_eq!(libc::madvise((base + half) as *mut libc::c_void, half, libc::MADV_HUGEPAGE), 0);
+        for off in (0..2 * half).step_by(PAGE_SIZE as usize) {
+            ((base + off) as *mut u8).write_volatile(1);
+        }
+    }
+    let first = base as u64 / PAGE_SIZE;
+    let pages = (2 * half) as u64 / PAGE_SIZE;
+    let mut live = LiveProcess::open(std::process::id(), &topo).unwrap();
+    assert!(!live.gone());
+    assert!((first..first + pages).all(|p| live.tier_of(p).is_some()), "every touched page is resident");
+    assert_eq!(live.tier_of(first), Some(TierId(0)));
+    assert!(live.resident_by_tier().iter().sum::<u64>() >= pages);
+    assert_eq!(live.page_kind(first), Some(tierkit_core::PageKind::Anon));
+    assert!(live.tiers()[0].capacity_pages > 0 && live.free_pages(TierId(0)) > 0);
+    assert_eq!(live.free_pages(TierId(9)), 0);
+
+    // Huge pages: as many as the kernel reports for the THP half, none in the other half.
+    let mut cursor = ScanCursor { next: first, passes: 0 };
+    let ours: Vec<Resident> = scan_all(&live, &mut cursor, usize::MAX)
+        .into_iter()
+        .filter(|r| (first..first + pages).contains(&r.page))
+        .collect();
+    let huge: Vec<u64> = ours.iter().filter(|r| r.huge).map(|r| r.page).collect();
+    let expected_huge_kib = if live.detects_huge_pages() { anon_huge_kib((base + half) as u64) } else { 0 };
+    assert_eq!(huge.len() as u64 * HUGE_PAGE_PAGES * 4, expected_huge_kib);
+    assert!(huge.iter().all(|&p| p >= first + pages / 2 && p % HUGE_PAGE_PAGES == 0));
+    assert_eq!(ours.len() as u64, pages - huge.len() as u64 * (HUGE_PAGE_PAGES - 1), "one unit per huge page");
+    if let Some(&h) = huge.first() {
+        assert_eq!(live.tier_of(h + 7), Some(TierId(0)), "a base page inside a huge page has its tier");
+    }
+
+    // Scans: address order, one wrap per call, never a page twice, resumable.
+    let mut cursor = ScanCursor::default();
+    let all = scan_all(&live, &mut cursor, usize::MAX);
+    assert!(all.windows(2).all(|w| w[0].page < w[1].page));
+    // Everything fitted: the scan reached the end, counted the pass and restarts at 0 (as InMemory does).
+    assert_eq!(cursor, ScanCursor { next: 0, passes: 1 });
+    let mut cursor = ScanCursor { next: first + 100, passes: 0 };
+    let wrapped = scan_all(&live, &mut cursor, all.len() + 10);
+    assert_eq!(wrapped.len(), all.len());
+    assert_eq!(wrapped[0].page, first + 100);
+    assert_eq!(cursor.passes, 1);
+    assert_eq!(wrapped.last().unwrap().page, first + 99);
+    let mut sorted: Vec<u64> = wrapped.iter().map(|r| r.page).collect();
+    sorted.sort_unstable();
+    assert_eq!(sorted, all.iter().map(|r| r.page).collect::<Vec<_>>());
+    let mut cursor = ScanCursor { next: u64::MAX - 1, passes: 3 };
+    assert_eq!(scan_all(&live, &mut cursor, 3), all[..3]);
+    assert_eq!(cursor, ScanCursor { next: all[2].page + 1, passes: 4 });
+    let mut cursor = ScanCursor { next: first, passes: 7 };
+    let ten: Vec<u64> = scan_all(&live, &mut cursor, 10).iter().map(|r| r.page).collect();
+    assert_eq!(ten, (first..first + 10).collect::<Vec<_>>());
+    assert_eq!(cursor, ScanCursor { next: first + 10, passes: 7 });
+    assert_eq!(live.scan(&mut cursor, 0, &mut Vec::new()), 0);
+
+    // Moves to the tier the pages are on leave them there.
+    let hundred: Vec<u64> = (first..first + 100).collect();
+    let mut out = Vec::new();
+    live.migrate(&hundred, TierId(0), &mut out);
+    assert_eq!(out.len(), 100);
+    if one_node {
+        assert!(out.iter().all(|&s| s == MoveStatus::AlreadyThere), "{out:?}");
+    }
+    if let Some(&h) = huge.first() {
+        out.clear();
+        live.migrate(&[h + 1, h, h + 511], TierId(0), &mut out);
+        assert!(out.iter().all(|&s| s == out[0]) && (!one_node || out[0] == MoveStatus::AlreadyThere), "{out:?}");
+    }
+    // Unmapped and never-touched pages are not resident; unknown tiers are refused.
+    let gone = Region::new(PAGE_SIZE as usize).page();
+    let untouched = Region::new(4 * PAGE_SIZE as usize);
+    out.clear();
+    live.migrate(&[gone, untouched.page(), first], TierId(0), &mut out);
+    assert_eq!(out[..2], [MoveStatus::NotResident, MoveStatus::NotResident]);
+    assert!(!one_node || out[2] == MoveStatus::AlreadyThere);
+    let errnos = &live.pacer().counts().by_errno;
+    assert_eq!((errnos.get(&libc::EFAULT), errnos.get(&libc::ENOENT)), (Some(&1), Some(&1)), "{errnos:?}");
+    out.clear();
+    live.migrate(&[first], TierId(9), &mut out);
+    assert_eq!(out, [MoveStatus::NoSuchTier]);
+
+    // The core Mover drives it like any Memory.
+    let mut plan = Plan::default();
+    for p in first + 200..first + 250 {
+        plan.push(p, TierId(0));
+    }
+    let mut mover = Mover::new(16, usize::MAX);
+    mover.execute(&mut plan, &mut live, &mut Vec::new());
+    assert_eq!(mover.stats().calls, 4);
+    if one_node {
+        assert_eq!(mover.stats().by_cause.get("already-there"), Some(&50));
+    }
+
+    // A refresh sees the first half unmapped.
+    // SAFETY: inside `region`; the region's own munmap later covers the hole harmlessly.
+    unsafe { libc::munmap(base as *mut libc::c_void, half) };
+    let stats = live.refresh().unwrap();
+    assert!(stats.resident_pages > 0 && stats.mappings > 0);
+    assert_eq!(live.tier_of(first), None);
+    assert_eq!(live.tier_of(first + pages - 1), Some(TierId(0)));
+    assert!(live.now() > 0);
+}
+
+#[test]
+fn a_child_is_read_then_seen_gone() {
+    let topo = Topology::discover(Path::new("/")).unwrap();
+    let mut child = Command::new("sleep").arg("5").spawn().unwrap();
+    let pid = child.id();
+    let maps = read_maps(Path::new("/"), pid).unwrap();
+    assert!(maps.iter().any(|m| m.kind == MappingKind::File && m.path.ends_with("/sleep")), "{maps:#?}");
+    assert!(maps.iter().any(|m| m.kind == MappingKind::Stack && m.tierable()));
+    assert!(maps.iter().any(|m| m.kind == MappingKind::Vdso && !m.tierable()));
+    let mut live = LiveProcess::open(pid, &topo).unwrap();
+    assert!(live.resident_by_tier().iter().sum::<u64>() > 0);
+    let stack = maps.iter().find(|m| m.kind == MappingKind::Stack).unwrap();
+    let resident: Vec<u64> = stack.pages().filter(|&p| live.tier_of(p).is_some()).collect();
+    assert!(!resident.is_empty(), "a running process has stack pages");
+    let mut out = Vec::new();
+    live.migrate(&resident, TierId(0), &mut out);
+    if topo.tiers.len() == 1 && topo.tier_nodes(TierId(0)).len() == 1 {
+        assert!(out.iter().all(|&s| s == MoveStatus::AlreadyThere), "{out:?}");
+    }
+
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(matches!(live.refresh(), Err(ProcessError::Gone { pid: p }) if p == pid));
+    assert!(live.gone());
+    out.clear();
+    live.migrate(&resident[..1], TierId(0), &mut out);
+    assert_eq!(out, [MoveStatus::NotResident]);
+    assert!(matches!(live.refresh(), Err(ProcessError::Gone { .. })));
+    assert!(matches!(LiveProcess::open(pid, &topo), Err(ProcessError::Gone { .. })));
+}
