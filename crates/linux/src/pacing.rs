@@ -4,12 +4,14 @@
 //! [`MovePacer`] is pure logic over an injected clock (tierkit [`Nanos`]), so it is
 //! unit-tested without a kernel. How it is wired:
 //!
-//! - [`crate::process::LiveProcess::migrate`] splits whatever it is given into calls of
+//! - [`crate::process::LiveProcess`]'s `migrate` splits whatever it is given into calls of
 //!   [`MovePacer::batch_pages`] pages, times each call and reports it with
 //!   [`MovePacer::record`], so every `move_pages` call lasts about
 //!   [`PacerConfig::target_call`] whatever batch the caller used.
 //! - The daemon, before each [`tierkit_core::Mover::execute`] round, sets
-//!   `mover.max_pages_per_round = pacer.allowance(now)`: zero while backing off after
+//!   `mover.max_pages_per_round = pacer.allowance(now)` with `now` from the live
+//!   process's clock ([`tierkit_core::Memory::now`], the clock `migrate` records with):
+//!   zero while backing off after
 //!   `ENOMEM` or while the bandwidth budget is spent, otherwise the pages the budget
 //!   allows. `Mover::batch` can stay large; `migrate` never sleeps.
 
