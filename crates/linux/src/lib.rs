@@ -8,6 +8,7 @@
 //! tests run against fixture trees; everything that talks to the kernel is tested inside
 //! the QEMU guest (`tests/vm`).
 
+pub mod daemon;
 pub mod damon;
 pub mod kernel_tiering;
 pub mod metrics;

@@ -1,0 +1,311 @@
+//! The policy side of the daemon loop: one policy from the shared library, its plan and
+//! source request, and the [`Mover`] that executes the plan against any [`Memory`] — the
+//! live process, or in a dry run the [`DryRunView`] that only records the moves.
+//!
+//! It knows nothing about Linux, so it is tested against [`tierkit_core::InMemory`].
+
+use std::collections::BTreeMap;
+
+use tierkit_core::{
+    Ctx, Event, Memory, Migration, MoveStatus, Mover, Nanos, Page, Plan, Policy, SourceRequest, Telemetry, TierId,
+};
+
+use super::dry_run::{DryRunView, Overlay};
+
+/// Pages per `migrate` call the mover makes; the live process splits them further into
+/// `move_pages(2)` calls of its pacer's batch size.
+const MOVER_BATCH: usize = 16384;
+
+/// Most migrations kept queued while the pacer allows none (bandwidth spent, `ENOMEM`
+/// back-off). Beyond it the queue is handed back to the policy as `Busy` (it decides
+/// again from fresh information) instead of growing without bound.
+pub const MAX_QUEUED: usize = 1 << 18;
+
+/// What one [`Engine::execute`] round did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Round {
+    /// Pages moved to the fastest tier.
+    pub promoted: u64,
+    /// Pages moved to a slower tier.
+    pub demoted: u64,
+    /// Pages that failed to move, by errno (not resident: `ENOENT`, no space: `ENOMEM`,
+    /// busy: `EBUSY`, other failures their own errno). Empty in a dry run.
+    pub errors: BTreeMap<i32, u64>,
+    /// Queued migrations handed back to the policy because the queue was full.
+    pub dropped: u64,
+}
+
+/// Totals over the whole run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Pages promoted (in a dry run: decided).
+    pub promoted: u64,
+    /// Pages demoted (in a dry run: decided).
+    pub demoted: u64,
+    /// Pages that failed to move, by errno.
+    pub errors: BTreeMap<i32, u64>,
+}
+
+impl Totals {
+    /// Pages that failed to move, all errnos.
+    pub fn error_pages(&self) -> u64 {
+        self.errors.values().sum()
+    }
+
+    fn add(&mut self, round: &Round) {
+        self.promoted += round.promoted;
+        self.demoted += round.demoted;
+        for (&errno, &n) in &round.errors {
+            *self.errors.entry(errno).or_default() += n;
+        }
+    }
+}
+
+/// The errno a failed move counts under.
+fn errno_of(status: MoveStatus) -> Option<i32> {
+    match status {
+        MoveStatus::Moved | MoveStatus::AlreadyThere => None,
+        MoveStatus::NotResident => Some(libc::ENOENT),
+        MoveStatus::NoSpace => Some(libc::ENOMEM),
+        MoveStatus::Busy => Some(libc::EBUSY),
+        MoveStatus::NoSuchTier => Some(libc::EINVAL),
+        MoveStatus::Failed(errno) => Some(errno),
+    }
+}
+
+/// A policy driven by the daemon: events and ticks in, executed plans out.
+pub struct Engine {
+    policy: Box<dyn Policy>,
+    sources: SourceRequest,
+    plan: Plan,
+    mover: Mover,
+    results: Vec<(Migration, MoveStatus)>,
+    dry_run: Option<Overlay>,
+    totals: Totals,
+}
+
+impl Engine {
+    /// Drives `policy`; with `dry_run` no page is ever moved, the moves are recorded in
+    /// an [`Overlay`] instead.
+    pub fn new(policy: Box<dyn Policy>, dry_run: bool) -> Self {
+        Self {
+            sources: policy.sources(),
+            policy,
+            plan: Plan::default(),
+            mover: Mover::new(MOVER_BATCH, usize::MAX),
+            results: Vec::new(),
+            dry_run: dry_run.then(Overlay::default),
+            totals: Totals::default(),
+        }
+    }
+
+    /// The policy's name.
+    pub fn policy_name(&self) -> &str {
+        self.policy.name()
+    }
+
+    /// The policy's tick interval.
+    pub fn tick_interval(&self) -> Nanos {
+        self.policy.tick_interval()
+    }
+
+    /// The policy's current source request (it may change it at every call).
+    pub fn sources(&self) -> &SourceRequest {
+        &self.sources
+    }
+
+    /// Whether this is a dry run.
+    pub fn is_dry_run(&self) -> bool {
+        self.dry_run.is_some()
+    }
+
+    /// Migrations queued and not executed yet.
+    pub fn queued(&self) -> usize {
+        self.plan.len()
+    }
+
+    /// Everything executed (or decided, in a dry run) so far.
+    pub fn totals(&self) -> &Totals {
+        &self.totals
+    }
+
+    /// The policy's metadata bytes.
+    pub fn metadata_bytes(&self) -> usize {
+        self.policy.metadata_bytes()
+    }
+
+    /// The tier the policy believes `page` is on: the real one, or in a dry run the one
+    /// its decided moves gave it. Sources label events with it.
+    pub fn tier_of(&self, mem: &dyn Memory, page: Page) -> Option<TierId> {
+        match &self.dry_run {
+            Some(overlay) => overlay.tier_of(page, mem.tier_of(page)),
+            None => mem.tier_of(page),
+        }
+    }
+
+    /// Hands `events` to the policy.
+    pub fn on_events(&mut self, events: &[Event], mem: &dyn Memory) {
+        if events.is_empty() {
+            return;
+        }
+        let (plan, sources) = (&mut self.plan, &mut self.sources);
+        match &mut self.dry_run {
+            Some(overlay) => {
+                let view = DryRunView { mem, overlay };
+                self.policy.on_events(events, &mut Ctx { mem: &view, plan, sources });
+            }
+            None => self.policy.on_events(events, &mut Ctx { mem, plan, sources }),
+        }
+    }
+
+    /// Runs the policy's periodic work.
+    pub fn on_tick(&mut self, telemetry: &Telemetry, mem: &dyn Memory) {
+        let (plan, sources) = (&mut self.plan, &mut self.sources);
+        match &mut self.dry_run {
+            Some(overlay) => {
+                let view = DryRunView { mem, overlay };
+                self.policy.on_tick(telemetry, &mut Ctx { mem: &view, plan, sources });
+            }
+            None => self.policy.on_tick(telemetry, &mut Ctx { mem, plan, sources }),
+        }
+    }
+
+    /// Executes up to `allowance` queued migrations (the pacer's allowance; ignored in a
+    /// dry run), tells the policy how they went, and counts them.
+    pub fn execute(&mut self, mem: &mut dyn Memory, allowance: usize) -> Round {
+        let mut round = Round::default();
+        if self.plan.is_empty() {
+            return round;
+        }
+        self.results.clear();
+        match &mut self.dry_run {
+            Some(overlay) => {
+                self.mover.max_pages_per_round = usize::MAX;
+                let mut view = DryRunView { mem: &*mem, overlay };
+                self.mover.execute(&mut self.plan, &mut view, &mut self.results);
+            }
+            None if allowance == 0 => {
+                if self.plan.len() > MAX_QUEUED {
+                    round.dropped = self.plan.len() as u64;
+                    self.results.extend(self.plan.as_slice().iter().map(|&m| (m, MoveStatus::Busy)));
+                    self.plan.clear();
+                }
+            }
+            None => {
+                self.mover.max_pages_per_round = allowance;
+                self.mover.execute(&mut self.plan, mem, &mut self.results);
+            }
+        }
+        if round.dropped == 0 {
+            for &(m, status) in &self.results {
+                match status {
+                    MoveStatus::Moved if m.to == TierId::FAST => round.promoted += 1,
+                    MoveStatus::Moved => round.demoted += 1,
+                    s if self.dry_run.is_none() => {
+                        if let Some(errno) = errno_of(s) {
+                            *round.errors.entry(errno).or_default() += 1;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if !self.results.is_empty() {
+            self.policy.on_moved(&self.results);
+        }
+        self.totals.add(&round);
+        round
+    }
+
+    /// After the process view was rebuilt: forgets dry-run moves of pages that left.
+    pub fn after_refresh(&mut self, mem: &dyn Memory) {
+        if let Some(overlay) = &mut self.dry_run {
+            overlay.prune(mem);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tierkit_core::policies::{build, PolicySetup};
+    use tierkit_core::InMemory;
+
+    /// 8 fast pages, 4 of them used (0..4), and 8 slow pages (100..108).
+    fn setup(dry_run: bool) -> (InMemory, Engine) {
+        let mut mem = InMemory::new(&[8, 64]).unwrap();
+        for page in (0..8).chain(100..108) {
+            mem.touch(page);
+        }
+        for page in 4..8 {
+            mem.free(page);
+        }
+        let policy = build("lru-cache", &PolicySetup { fast_pages: 8, pages: 12 }).unwrap().unwrap();
+        (mem, Engine::new(policy, dry_run))
+    }
+
+    /// Samples of `pages`, labelled with the tier `engine` believes each is on.
+    fn samples(pages: &[u64], engine: &Engine, mem: &InMemory) -> Vec<Event> {
+        pages
+            .iter()
+            .map(|&page| Event::Sample {
+                page,
+                tier: engine.tier_of(mem, page).unwrap(),
+                word: None,
+                write: false,
+                time: 0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn live_rounds_move_pages_and_count_directions() {
+        let (mut mem, mut engine) = setup(false);
+        let events = samples(&[100, 101], &engine, &mem);
+        engine.on_events(&events, &mem);
+        let round = engine.execute(&mut mem, usize::MAX);
+        assert_eq!((round.promoted, round.demoted), (2, 0), "{round:?}");
+        assert_eq!(mem.tier_of(100), Some(TierId::FAST));
+        assert_eq!(engine.totals().promoted, 2);
+        assert!(!engine.is_dry_run());
+    }
+
+    #[test]
+    fn a_dry_run_decides_the_same_but_moves_nothing() {
+        let (mut mem_live, mut live) = setup(false);
+        let (mut mem_dry, mut dry) = setup(true);
+        for pages in [[100u64, 101], [102, 100], [103, 104], [105, 106]] {
+            live.on_events(&samples(&pages, &live, &mem_live), &mem_live);
+            live.execute(&mut mem_live, usize::MAX);
+            dry.on_events(&samples(&pages, &dry, &mem_dry), &mem_dry);
+            dry.execute(&mut mem_dry, 0);
+        }
+        assert!(dry.is_dry_run());
+        assert!(live.totals().promoted >= 4, "{:?}", live.totals());
+        assert_eq!(dry.totals(), live.totals());
+        for page in 100..108 {
+            assert_eq!(mem_dry.tier_of(page), Some(TierId(1)), "page {page} really moved in a dry run");
+            assert_eq!(
+                dry.tier_of(&mem_dry, page),
+                mem_live.tier_of(page),
+                "page {page}: the view follows the decisions"
+            );
+        }
+    }
+
+    #[test]
+    fn failures_are_counted_by_errno_and_a_waiting_queue_is_kept() {
+        let (mut mem, mut engine) = setup(false);
+        let events = samples(&[100], &engine, &mem);
+        mem.free(100); // sampled, then freed before the move
+        engine.on_events(&events, &mem);
+        assert!(engine.queued() > 0);
+        let round = engine.execute(&mut mem, 0);
+        assert_eq!(round, Round::default(), "no allowance: nothing executes, the small queue waits");
+        assert!(engine.queued() > 0);
+        let round = engine.execute(&mut mem, usize::MAX);
+        assert_eq!(round.errors.get(&libc::ENOENT), Some(&1), "{round:?}");
+        assert_eq!(engine.totals().error_pages(), 1);
+        assert_eq!(engine.queued(), 0);
+    }
+}

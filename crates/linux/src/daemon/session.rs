@@ -1,0 +1,433 @@
+//! The daemon loop: one [`Session`] per managed target (see the module documentation of
+//! [`super`] for what each pass does).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use tierkit_core::{Event, Memory, Page, SourceRequest, MILLISECOND, PAGE_SIZE};
+
+use super::engine::Engine;
+use super::live_source::{LiveSource, SourceKind};
+use super::report::{ending_of, Ended, Report};
+use super::telemetry::{fast_residency, TelemetryBuilder};
+use super::{exit_of, missing, DaemonConfig};
+use crate::metrics::{errno_name, Direction, TierkitMetrics};
+use crate::perms::Need;
+use crate::process::{LiveProcess, ProcessError};
+use crate::selfstat::{CpuMeter, SelfUsage};
+use crate::signals::Signals;
+use crate::status::{format_status_line, StatusLine, Summary};
+use crate::target::Target;
+
+/// Shortest time between two rebuilds of the process view.
+const REFRESH_MIN: Duration = Duration::from_secs(1);
+/// A rebuild may take at most 1/50 of the time between rebuilds (2% of a core).
+const REFRESH_COST_SHARE: u32 = 50;
+/// Consecutive failed rebuilds that end the run.
+const REFRESH_FAILURES: u32 = 3;
+/// How often tierkit's own CPU time and RSS are re-read for the metrics.
+const USAGE_EVERY: Duration = Duration::from_secs(1);
+
+/// Counts at the previous status line.
+#[derive(Clone, Copy)]
+struct Mark {
+    at: Instant,
+    samples: u64,
+    lost: u64,
+    promoted: u64,
+    demoted: u64,
+}
+
+/// One managed target's loop state.
+pub(super) struct Session<'a> {
+    cfg: &'a DaemonConfig,
+    started: Instant,
+    process: LiveProcess,
+    engine: Option<Engine>,
+    source: Option<LiveSource>,
+    telemetry: TelemetryBuilder,
+    metrics: TierkitMetrics,
+    events: Vec<Event>,
+    tick: Duration,
+    samples: u64,
+    lost: u64,
+    /// Kernel source: the kernel's moves as last published to the metrics.
+    kernel_published: (u64, u64),
+    next_tick: Instant,
+    next_refresh: Instant,
+    refresh_failures: u32,
+    next_status: Option<Instant>,
+    mark: Mark,
+    cpu: CpuMeter,
+    usage: SelfUsage,
+    next_usage: Instant,
+    warned_permission: bool,
+    warned_threads: bool,
+}
+
+impl<'a> Session<'a> {
+    pub(super) fn new(
+        cfg: &'a DaemonConfig,
+        process: LiveProcess,
+        engine: Option<Engine>,
+        source: LiveSource,
+        metrics: TierkitMetrics,
+        started: Instant,
+    ) -> Self {
+        let tick = cfg
+            .tick
+            .or_else(|| engine.as_ref().map(|e| Duration::from_nanos(e.tick_interval())))
+            .unwrap_or(Duration::from_nanos(100 * MILLISECOND))
+            .max(Duration::from_millis(1));
+        let usage = SelfUsage::read(&cfg.root).unwrap_or_default();
+        let now = Instant::now();
+        Self {
+            telemetry: TelemetryBuilder::new(source.accesses_per_sample(), source.helper_pid()),
+            cfg,
+            started,
+            process,
+            engine,
+            source: Some(source),
+            metrics,
+            events: Vec::new(),
+            tick,
+            samples: 0,
+            lost: 0,
+            kernel_published: (0, 0),
+            next_tick: now + tick,
+            next_refresh: now + REFRESH_MIN,
+            refresh_failures: 0,
+            next_status: cfg.status_every.filter(|d| !d.is_zero()).map(|d| now + d),
+            mark: Mark { at: now, samples: 0, lost: 0, promoted: 0, demoted: 0 },
+            cpu: CpuMeter::new(usage.cpu),
+            usage,
+            next_usage: now + USAGE_EVERY,
+            warned_permission: false,
+            warned_threads: false,
+        }
+    }
+
+    /// The start line (and where the metrics are served).
+    pub(super) fn announce(&self, log: &mut dyn Write, metrics: Option<SocketAddr>) -> std::io::Result<()> {
+        let source = self.source.as_ref().map_or_else(String::new, LiveSource::describe);
+        let policy = match &self.engine {
+            Some(e) => format!("policy {}", e.policy_name()),
+            None => "no policy (the kernel decides)".to_string(),
+        };
+        let dry = if self.cfg.dry_run && self.engine.is_some() { ", dry run (no page is moved)" } else { "" };
+        let resident = self.process.resident_by_tier();
+        writeln!(
+            log,
+            "tierkit: managing pid {} ({} resident pages over {} tier(s)) with {policy}, source {source}, tick {} ms{dry}",
+            self.process.pid(),
+            resident.iter().sum::<u64>(),
+            resident.len(),
+            self.tick.as_millis(),
+        )?;
+        let request = self.engine.as_ref().map(|e| *e.sources()).unwrap_or_default();
+        if request.allocations {
+            writeln!(
+                log,
+                "tierkit: note: the policy also asks for allocation events, which the live platform does not \
+                 deliver; it learns pages from samples and its scans"
+            )?;
+        }
+        if let Some(addr) = metrics {
+            writeln!(log, "tierkit: metrics at http://{addr}/metrics")?;
+        }
+        Ok(())
+    }
+
+    /// Runs passes until the run ends, and says why.
+    pub(super) fn run_loop(&mut self, target: &mut Target, signals: &Signals, log: &mut dyn Write) -> Ended {
+        let deadline = self.cfg.duration.map(|d| (self.started + d, d));
+        loop {
+            if let Some(sig) = signals.received() {
+                return Ended::Signal(sig);
+            }
+            if let Some((_, d)) = deadline.filter(|(at, _)| Instant::now() >= *at) {
+                return Ended::Duration(d);
+            }
+            if !target.is_alive() || self.process.gone() {
+                return Ended::TargetExited(target.wait_timeout(Duration::from_secs(1)).unwrap_or(exit_of(target)));
+            }
+            if let Err(ended) = self.pass(target, signals, log) {
+                return ended;
+            }
+            let mut wake = self.next_tick;
+            if let Some((at, _)) = deadline {
+                wake = wake.min(at);
+            }
+            if let Some(at) = self.next_status {
+                wake = wake.min(at);
+            }
+            signals.sleep_until_signal(wake.saturating_duration_since(Instant::now()));
+        }
+    }
+
+    /// One pass: poll, decide, move; tick, rebuild, publish when due.
+    fn pass(&mut self, target: &mut Target, signals: &Signals, log: &mut dyn Write) -> Result<(), Ended> {
+        let stop_because = |target: &mut Target, err: String| -> Ended {
+            if let Some(sig) = signals.received() {
+                Ended::Signal(sig)
+            } else if !target.is_alive() {
+                Ended::TargetExited(exit_of(target))
+            } else {
+                Ended::Error(err)
+            }
+        };
+        let polled = self.poll().map_err(|e| stop_because(target, e))?;
+        if polled {
+            return Err(Ended::TargetExited(target.wait_timeout(Duration::from_secs(1)).unwrap_or(exit_of(target))));
+        }
+        self.deliver();
+        self.execute(log);
+        let now = Instant::now();
+        if now >= self.next_tick {
+            self.on_tick();
+            self.next_tick = (self.next_tick + self.tick).max(now);
+        }
+        if now >= self.next_refresh {
+            self.refresh(log).map_err(|e| stop_because(target, e))?;
+        }
+        self.publish(now, log);
+        Ok(())
+    }
+
+    /// Polls the source into `events`; `Ok(true)` when it saw the target exit.
+    fn poll(&mut self) -> Result<bool, String> {
+        let Some(source) = self.source.as_mut() else { return Ok(true) };
+        let (engine, process) = (self.engine.as_ref(), &self.process);
+        let tier_of = |p: Page| match engine {
+            Some(e) => e.tier_of(process, p),
+            None => process.tier_of(p),
+        };
+        let request = engine.map(|e| *e.sources()).unwrap_or_default();
+        let polled = source.poll(process, &tier_of, &request, &mut self.events).map_err(|e| e.to_string())?;
+        self.samples += polled.samples;
+        self.lost += polled.lost;
+        let name = source.kind().name();
+        self.metrics.add_samples(name, polled.samples);
+        self.metrics.add_lost_samples(polled.lost);
+        if let Some(moves) = source.kernel_moves() {
+            let (p, d) = self.kernel_published;
+            self.metrics.add_moved(Direction::Promote, moves.promoted - p, (moves.promoted - p) * PAGE_SIZE);
+            self.metrics.add_moved(Direction::Demote, moves.demoted - d, (moves.demoted - d) * PAGE_SIZE);
+            self.kernel_published = (moves.promoted, moves.demoted);
+        }
+        Ok(polled.target_gone)
+    }
+
+    /// Hands the collected events to the policy.
+    fn deliver(&mut self) {
+        if self.events.is_empty() {
+            return;
+        }
+        self.telemetry.count(&self.events);
+        if let Some(engine) = self.engine.as_mut() {
+            engine.on_events(&self.events, &self.process);
+        }
+        self.events.clear();
+    }
+
+    /// Executes the policy's plan within the pacer's allowance and counts the outcome.
+    fn execute(&mut self, log: &mut dyn Write) {
+        let Some(engine) = self.engine.as_mut() else { return };
+        let now = self.process.now();
+        let allowance = self.process.pacer_mut().allowance(now);
+        let round = engine.execute(&mut self.process, allowance);
+        self.metrics.add_moved(Direction::Promote, round.promoted, round.promoted * PAGE_SIZE);
+        self.metrics.add_moved(Direction::Demote, round.demoted, round.demoted * PAGE_SIZE);
+        for (&errno, &n) in &round.errors {
+            self.metrics.add_move_errors(errno, n);
+            if matches!(errno, libc::EPERM | libc::EACCES) && !self.warned_permission {
+                self.warned_permission = true;
+                let why = missing(&self.cfg.root, Need::MoveOtherProcessPages).unwrap_or_else(|| {
+                    "pages shared with other processes (page cache, shared memory) are left in place: tierkit \
+                     moves only the target's private pages (MPOL_MF_MOVE)"
+                        .to_string()
+                });
+                let _ = writeln!(log, "tierkit: move_pages refused {n} page(s) with {}: {why}", errno_name(errno));
+            }
+        }
+        if round.dropped > 0 {
+            let _ = writeln!(
+                log,
+                "tierkit: note: {} queued moves waited too long (bandwidth limit or ENOMEM back-off) and were handed \
+                 back to the policy",
+                round.dropped
+            );
+        }
+    }
+
+    /// The policy's tick.
+    fn on_tick(&mut self) {
+        let _ = self.process.refresh_free();
+        let telemetry = self.telemetry.tick(&self.process, self.process.now());
+        if let Some(engine) = self.engine.as_mut() {
+            engine.on_tick(&telemetry, &self.process);
+        }
+    }
+
+    /// Rebuilds the process view; `Err` ends the run (the message says why).
+    fn refresh(&mut self, log: &mut dyn Write) -> Result<(), String> {
+        let began = Instant::now();
+        match self.process.refresh() {
+            Ok(_) => {
+                let cost = began.elapsed();
+                self.refresh_failures = 0;
+                self.next_refresh = Instant::now() + REFRESH_MIN.max(cost * REFRESH_COST_SHARE);
+            }
+            Err(ProcessError::Gone { .. }) => return Ok(()), // the next pass sees `gone()`
+            Err(e) => {
+                self.refresh_failures += 1;
+                self.next_refresh = Instant::now() + REFRESH_MIN;
+                if self.refresh_failures >= REFRESH_FAILURES {
+                    return Err(format!("the process view could not be rebuilt {REFRESH_FAILURES} times: {e}"));
+                }
+                let _ = writeln!(log, "tierkit: warning: rebuilding the process view failed, retrying: {e}");
+                return Ok(());
+            }
+        }
+        let Some(source) = self.source.as_mut() else { return Ok(()) };
+        let (engine, process) = (self.engine.as_mut(), &self.process);
+        if let Some(engine) = engine {
+            engine.after_refresh(process);
+        }
+        let engine = self.engine.as_ref();
+        let tier_of = |p: Page| match engine {
+            Some(e) => e.tier_of(process, p),
+            None => process.tier_of(p),
+        };
+        if let Err(e) = source.after_refresh(&tier_of, &mut self.events) {
+            if !self.warned_threads {
+                self.warned_threads = true;
+                let _ = writeln!(log, "tierkit: warning: some of the target's threads are not sampled: {e}");
+            }
+        }
+        self.deliver();
+        self.execute(log);
+        Ok(())
+    }
+
+    /// Pages promoted and demoted so far (decided, in a dry run; the kernel's, with the
+    /// kernel source).
+    fn moves(&self) -> (u64, u64) {
+        match (&self.engine, self.source.as_ref().and_then(LiveSource::kernel_moves)) {
+            (Some(e), _) => (e.totals().promoted, e.totals().demoted),
+            (None, Some(k)) => (k.promoted, k.demoted),
+            (None, None) => self.kernel_published,
+        }
+    }
+
+    /// Gauges and self usage for the metrics; the status line when due.
+    fn publish(&mut self, now: Instant, log: &mut dyn Write) {
+        let residency = fast_residency(&self.process.resident_by_tier());
+        self.metrics.set_fast_tier_residency(residency);
+        self.metrics.set_hit_ratio(self.telemetry.hit_ratio());
+        if now >= self.next_usage {
+            self.next_usage = now + USAGE_EVERY;
+            if let Ok(usage) = SelfUsage::read(&self.cfg.root) {
+                self.usage = usage;
+                self.metrics.set_self_usage(&usage);
+            }
+        }
+        let (Some(at), Some(every)) = (self.next_status, self.cfg.status_every) else { return };
+        if now < at {
+            return;
+        }
+        self.next_status = Some(now + every);
+        if let Ok(usage) = SelfUsage::read(&self.cfg.root) {
+            self.usage = usage;
+        }
+        let (promoted, demoted) = self.moves();
+        let line = StatusLine {
+            elapsed: now - self.started,
+            interval: now - self.mark.at,
+            samples: self.samples - self.mark.samples,
+            lost: self.lost - self.mark.lost,
+            promoted_pages: promoted - self.mark.promoted,
+            demoted_pages: demoted - self.mark.demoted,
+            fast_residency: residency,
+            hit_ratio: self.telemetry.hit_ratio(),
+            cpu_percent: self.cpu.update(self.usage.cpu),
+            rss_bytes: self.usage.rss_bytes,
+        };
+        self.mark = Mark { at: now, samples: self.samples, lost: self.lost, promoted, demoted };
+        let _ = writeln!(log, "tierkit: status {}", format_status_line(&line));
+    }
+
+    /// Stops the source (giving back kernel state) and prints the summary block.
+    pub(super) fn finish(mut self, ended: Ended, log: &mut dyn Write) -> Report {
+        let (mut kind, mut knobs) = (None, Vec::new());
+        if let Some(mut source) = self.source.take() {
+            if source.kind() == SourceKind::Kernel {
+                let _ = source.poll(&self.process, &|_| None, &SourceRequest::default(), &mut Vec::new());
+                self.kernel_published = source.kernel_moves().map_or((0, 0), |k| (k.promoted, k.demoted));
+            }
+            kind = Some(source.kind());
+            let stopped = source.stop();
+            if let Some(warning) = stopped.warning {
+                let _ = writeln!(log, "tierkit: warning: {warning}");
+            }
+            knobs = stopped.knobs;
+        }
+        let usage = SelfUsage::read(&self.cfg.root).unwrap_or(self.usage);
+        let (promoted, demoted) = self.moves();
+        let errors: BTreeMap<i32, u64> = self.engine.as_ref().map(|e| e.totals().errors.clone()).unwrap_or_default();
+        let pid = self.process.pid();
+        let summary = Summary {
+            elapsed: self.started.elapsed(),
+            dry_run: self.cfg.dry_run && self.engine.is_some(),
+            samples: self.samples,
+            lost: self.lost,
+            promoted_pages: promoted,
+            promoted_bytes: promoted * PAGE_SIZE,
+            demoted_pages: demoted,
+            demoted_bytes: demoted * PAGE_SIZE,
+            move_errors: errors,
+            fast_residency: fast_residency(&self.process.resident_by_tier()),
+            hit_ratio: self.telemetry.hit_ratio(),
+            cpu: usage.cpu,
+            rss_bytes: usage.rss_bytes,
+            knobs,
+            ending: ending_of(&ended, pid),
+        };
+        let report = Report {
+            changed_knobs: kind == Some(SourceKind::Kernel),
+            ended,
+            summary,
+            source: kind.map(SourceKind::name),
+            policy: self.engine.as_ref().map(|e| e.policy_name().to_string()),
+            pid,
+        };
+        let _ = write!(log, "{}", report.render());
+        let _ = log.flush();
+        report
+    }
+}
+
+/// The report of a run whose target exited before its loop started.
+pub(super) fn empty_report(cfg: &DaemonConfig, pid: u32, ended: Ended, started: Instant) -> Report {
+    let usage = SelfUsage::read(&cfg.root).unwrap_or_default();
+    let summary = Summary {
+        elapsed: started.elapsed(),
+        dry_run: cfg.dry_run,
+        samples: 0,
+        lost: 0,
+        promoted_pages: 0,
+        promoted_bytes: 0,
+        demoted_pages: 0,
+        demoted_bytes: 0,
+        move_errors: BTreeMap::new(),
+        fast_residency: None,
+        hit_ratio: None,
+        cpu: usage.cpu,
+        rss_bytes: usage.rss_bytes,
+        knobs: Vec::new(),
+        ending: ending_of(&ended, pid),
+    };
+    Report { ended, summary, source: None, policy: None, pid, changed_knobs: false }
+}
