@@ -4,7 +4,9 @@ mod args;
 mod bench_cmd;
 mod compare_cmd;
 mod list_cmd;
+mod live_cmd;
 mod machine_args;
+mod profile_cmd;
 mod sketches_cmd;
 mod topology_cmd;
 mod trace_cmd;
@@ -30,6 +32,12 @@ enum Command {
     List,
     /// Measure the simulator's speed (generated accesses per second, one thread).
     Bench(bench_cmd::BenchArgs),
+    /// Start a command and tier its memory until it exits; exit with its exit status.
+    Run(live_cmd::RunArgs),
+    /// Tier a running process until it exits or tierkit gets SIGINT/SIGTERM.
+    Attach(live_cmd::AttachArgs),
+    /// Heat report of a process: hot/warm/cold fractions per mapping over time (moves nothing).
+    Profile(profile_cmd::ProfileArgs),
     /// Show NUMA nodes, memory tiers and which nodes tierkit treats as fast or slow.
     Topology(topology_cmd::TopologyArgs),
     /// Work with trace files.
@@ -56,6 +64,9 @@ fn main() -> anyhow::Result<()> {
         Command::Bench(a) => bench_cmd::run_bench(a),
         Command::Trace(c) => trace_cmd::run(c),
         Command::Topology(a) => topology_cmd::run(a),
+        Command::Run(a) => live_cmd::run(a),
+        Command::Attach(a) => live_cmd::attach(a),
+        Command::Profile(a) => profile_cmd::run(a),
         Command::List => {
             list_cmd::run();
             Ok(())

@@ -110,6 +110,14 @@ pub enum SourceError {
         /// What to do instead.
         hint: &'static str,
     },
+    /// The source cannot be used here.
+    #[error("the {source_name} source is not available here because {why}")]
+    Unavailable {
+        /// The source.
+        source_name: &'static str,
+        /// Why not.
+        why: String,
+    },
     /// `--source auto` found nothing that works.
     #[error("no access source works here: {}", .0.join("; "))]
     NoneAvailable(Vec<String>),
@@ -197,7 +205,7 @@ pub struct KernelLive {
 }
 
 /// Whether `kind` can serve `request`; the error says what is missing.
-fn check_suited(kind: SourceKind, policy: &str, request: &SourceRequest) -> Result<(), SourceError> {
+pub(super) fn check_suited(kind: SourceKind, policy: &str, request: &SourceRequest) -> Result<(), SourceError> {
     let unsuited =
         |needs, hint| Err(SourceError::Unsuited { policy: policy.to_string(), needs, source_name: kind.name(), hint });
     if request.hint_faults.is_some() {

@@ -182,17 +182,47 @@ fn unknown_policy(name: &str) -> DaemonError {
     DaemonError::UnknownPolicy { name: name.to_string(), known: known.join(", ") }
 }
 
-/// Checks what can be checked before a target exists: the topology (and overrides) and
-/// the policy name. Returns the topology.
+/// Checks what can be checked before a target exists, so that `tierkit run` refuses
+/// before starting its command: the topology (and overrides), the policy name, whether
+/// the source can serve the policy, and for an explicit `damon` or `kernel` source that
+/// it is there and tierkit may use it. Returns the topology.
 pub fn preflight(cfg: &DaemonConfig) -> Result<Topology, DaemonError> {
     let topology = Topology::discover_with(&cfg.root, &cfg.overrides)?;
-    if cfg.source != SourceChoice::Only(SourceKind::Kernel) {
-        let base = cfg.policy.strip_suffix(policies::COLLOID_SUFFIX).unwrap_or(&cfg.policy);
-        if policies::find(base).is_none() {
-            return Err(unknown_policy(&cfg.policy));
+    let source_error = |source: SourceError| DaemonError::Source { hint: source_hint(&cfg.root, &source), source };
+    match cfg.source {
+        SourceChoice::Only(SourceKind::Kernel) => {
+            if let Some(why) = missing(&cfg.root, Need::KernelKnobs) {
+                return Err(source_error(SourceError::Unavailable { source_name: "kernel", why }));
+            }
+            return Ok(topology);
+        }
+        SourceChoice::Only(SourceKind::Damon) => {
+            crate::damon::DamonMonitor::check_available(&cfg.root).map_err(|e| source_error(e.into()))?;
+        }
+        _ => {}
+    }
+    // A throwaway instance says what the policy asks for.
+    let probe = PolicySetup { fast_pages: 1024, pages: 4096 };
+    let policy = match policies::build(&cfg.policy, &probe) {
+        None => return Err(unknown_policy(&cfg.policy)),
+        Some(Err(source)) => return Err(DaemonError::Policy { name: cfg.policy.clone(), source }),
+        Some(Ok(policy)) => policy,
+    };
+    let request = policy.sources();
+    let kinds: &[SourceKind] = match cfg.source {
+        SourceChoice::Only(kind) => &[kind],
+        SourceChoice::Auto => &[SourceKind::Damon, SourceKind::Perf],
+    };
+    let mut first_error = None;
+    for &kind in kinds {
+        match live_source::check_suited(kind, &cfg.policy, &request) {
+            Ok(()) => return Ok(topology),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
         }
     }
-    Ok(topology)
+    Err(source_error(first_error.unwrap_or(SourceError::NoneAvailable(Vec::new()))))
 }
 
 /// How tierkit sizes a policy for `process`: the fast tier it may fill (the pages it
