@@ -257,16 +257,25 @@ pub fn run(
         writeln!(log, "tierkit: note: {why}; policies decide, but no page can change tier")?;
     }
     let pid = target.pid();
-    let holds_kernel_state = cfg.source != SourceChoice::Only(SourceKind::Perf);
+    // DAMON and the kernel source change kernel state: one tierkit at a time, and only
+    // after what a killed run left is recovered. `auto` falls back to perf without it.
+    let mut choice = cfg.source;
     let lock = match state::acquire(&cfg.root, &cfg.state_dir) {
         Ok(acquired) => {
             for line in acquired.recovered.iter().chain(&acquired.problems) {
                 writeln!(log, "tierkit: {line}")?;
             }
-            holds_kernel_state.then_some(acquired.lock)
+            (choice != SourceChoice::Only(SourceKind::Perf)).then_some(acquired.lock)
         }
-        Err(e) if holds_kernel_state => return Err(e.into()),
-        Err(_) => None, // perf changes no kernel state: no lock needed, nothing to recover
+        Err(e) => match choice {
+            SourceChoice::Only(SourceKind::Perf) => None,
+            SourceChoice::Auto => {
+                writeln!(log, "tierkit: note: not using DAMON: {e}")?;
+                choice = SourceChoice::Only(SourceKind::Perf);
+                None
+            }
+            SourceChoice::Only(_) => return Err(e.into()),
+        },
     };
     let ended_early = |target: &mut Target, log: &mut dyn Write| -> Result<Option<Report>, DaemonError> {
         let Some(ended) = early_exit(target) else { return Ok(None) };
@@ -306,7 +315,7 @@ pub fn run(
         pid,
         policy: engine.as_ref().map(|e| (e.policy_name().to_string(), *e.sources())),
     };
-    let mut source = match LiveSource::open(cfg.source, &setup) {
+    let mut source = match LiveSource::open(choice, &setup) {
         Ok(source) => source,
         Err(e) => {
             if let Some(report) = ended_early(target, log)? {

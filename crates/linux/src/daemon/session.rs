@@ -27,7 +27,8 @@ const REFRESH_MIN: Duration = Duration::from_secs(1);
 const REFRESH_COST_SHARE: u32 = 50;
 /// Consecutive failed rebuilds that end the run.
 const REFRESH_FAILURES: u32 = 3;
-/// How often tierkit's own CPU time and RSS are re-read for the metrics.
+/// How often the gauges (residency, hit ratio, tierkit's own CPU time and RSS) are
+/// re-published.
 const USAGE_EVERY: Duration = Duration::from_secs(1);
 
 /// Counts at the previous status line.
@@ -83,7 +84,7 @@ impl<'a> Session<'a> {
             .max(Duration::from_millis(1));
         let usage = SelfUsage::read(&cfg.root).unwrap_or_default();
         let now = Instant::now();
-        Self {
+        let mut session = Self {
             telemetry: TelemetryBuilder::new(source.accesses_per_sample(), source.helper_pid()),
             cfg,
             started,
@@ -106,7 +107,9 @@ impl<'a> Session<'a> {
             next_usage: now + USAGE_EVERY,
             warned_permission: false,
             warned_threads: false,
-        }
+        };
+        session.publish_gauges();
+        session
     }
 
     /// The start line (and where the metrics are served).
@@ -180,7 +183,14 @@ impl<'a> Session<'a> {
         };
         let polled = self.poll().map_err(|e| stop_because(target, e))?;
         if polled {
-            return Err(Ended::TargetExited(target.wait_timeout(Duration::from_secs(1)).unwrap_or(exit_of(target))));
+            return Err(match target.wait_timeout(Duration::from_secs(1)) {
+                Some(exit) => Ended::TargetExited(exit),
+                None => Ended::Error(
+                    "the source stopped although the target still runs (was DAMON's kdamond turned \
+                                      off by someone else?)"
+                        .to_string(),
+                ),
+            });
         }
         self.deliver();
         self.execute(log);
@@ -322,17 +332,21 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// Gauges and self usage for the metrics; the status line when due.
-    fn publish(&mut self, now: Instant, log: &mut dyn Write) {
-        let residency = fast_residency(&self.process.resident_by_tier());
-        self.metrics.set_fast_tier_residency(residency);
+    /// The residency, hit ratio and self-usage gauges.
+    fn publish_gauges(&mut self) {
+        self.metrics.set_fast_tier_residency(fast_residency(&self.process.resident_by_tier()));
         self.metrics.set_hit_ratio(self.telemetry.hit_ratio());
+        if let Ok(usage) = SelfUsage::read(&self.cfg.root) {
+            self.usage = usage;
+            self.metrics.set_self_usage(&usage);
+        }
+    }
+
+    /// Gauges and self usage for the metrics when due; the status line when due.
+    fn publish(&mut self, now: Instant, log: &mut dyn Write) {
         if now >= self.next_usage {
             self.next_usage = now + USAGE_EVERY;
-            if let Ok(usage) = SelfUsage::read(&self.cfg.root) {
-                self.usage = usage;
-                self.metrics.set_self_usage(&usage);
-            }
+            self.publish_gauges();
         }
         let (Some(at), Some(every)) = (self.next_status, self.cfg.status_every) else { return };
         if now < at {
@@ -350,7 +364,7 @@ impl<'a> Session<'a> {
             lost: self.lost - self.mark.lost,
             promoted_pages: promoted - self.mark.promoted,
             demoted_pages: demoted - self.mark.demoted,
-            fast_residency: residency,
+            fast_residency: fast_residency(&self.process.resident_by_tier()),
             hit_ratio: self.telemetry.hit_ratio(),
             cpu_percent: self.cpu.update(self.usage.cpu),
             rss_bytes: self.usage.rss_bytes,
