@@ -148,6 +148,8 @@ fn preflight_refuses_what_cannot_work_before_a_target_exists() {
     assert!(hints.contains("policy tpp needs NUMA hint faults") && hints.contains("--source kernel"), "{hints}");
     let regions = daemon::preflight(&on(SourceChoice::Only(SourceKind::Perf), "damon")).unwrap_err().to_string();
     assert!(regions.contains("--source damon"), "{regions}");
+    let kernel_dry = DaemonConfig { dry_run: true, ..on(SourceChoice::Only(SourceKind::Kernel), "tierkit") };
+    assert!(daemon::preflight(&kernel_dry).unwrap_err().to_string().contains("--dry-run cannot be combined"));
     let wrapped = daemon::preflight(&on(SourceChoice::Auto, "tierkit+colloid"));
     assert!(wrapped.is_ok(), "{wrapped:?}");
     let overrides = DaemonConfig {

@@ -146,6 +146,9 @@ pub enum DaemonError {
         /// The capability that is missing, when that is why.
         hint: Option<String>,
     },
+    /// The options contradict each other.
+    #[error("{0}")]
+    Options(String),
     /// Writing the log failed.
     #[error("writing tierkit's output: {0}")]
     Output(#[from] std::io::Error),
@@ -191,6 +194,11 @@ pub fn preflight(cfg: &DaemonConfig) -> Result<Topology, DaemonError> {
     let source_error = |source: SourceError| DaemonError::Source { hint: source_hint(&cfg.root, &source), source };
     match cfg.source {
         SourceChoice::Only(SourceKind::Kernel) => {
+            if cfg.dry_run {
+                return Err(DaemonError::Options(
+                    "--dry-run cannot be combined with --source kernel: the kernel moves pages itself".to_string(),
+                ));
+            }
             if let Some(why) = missing(&cfg.root, Need::KernelKnobs) {
                 return Err(source_error(SourceError::Unavailable { source_name: "kernel", why }));
             }

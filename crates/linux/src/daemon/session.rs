@@ -85,7 +85,7 @@ impl<'a> Session<'a> {
         let usage = SelfUsage::read(&cfg.root).unwrap_or_default();
         let now = Instant::now();
         let mut session = Self {
-            telemetry: TelemetryBuilder::new(source.accesses_per_sample(), source.helper_pid()),
+            telemetry: TelemetryBuilder::new(source.accesses_per_sample(), source.helper_pid(), process.now()),
             cfg,
             started,
             process,

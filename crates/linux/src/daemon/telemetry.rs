@@ -50,16 +50,17 @@ pub struct TelemetryBuilder {
     accesses_per_sample: Option<u64>,
     /// The kdamond thread to account for.
     helper_pid: Option<i32>,
-    last_tick: Option<Nanos>,
+    last_tick: Nanos,
     last_cpu: u64,
 }
 
 impl TelemetryBuilder {
-    /// A builder; `accesses_per_sample` is the sampling period of a hardware memory
-    /// sampler (PEBS, IBS), `None` for every other source; `helper_pid` a kernel thread
-    /// working for tierkit (kdamond) whose CPU time counts as tierkit's.
-    pub fn new(accesses_per_sample: Option<u64>, helper_pid: Option<i32>) -> Self {
-        Self { accesses_per_sample, helper_pid, last_cpu: Self::cpu_now(helper_pid), ..Self::default() }
+    /// A builder whose first interval starts at `now` (the platform clock);
+    /// `accesses_per_sample` is the sampling period of a hardware memory sampler (PEBS,
+    /// IBS), `None` for every other source; `helper_pid` a kernel thread working for
+    /// tierkit (kdamond) whose CPU time counts as tierkit's.
+    pub fn new(accesses_per_sample: Option<u64>, helper_pid: Option<i32>, now: Nanos) -> Self {
+        Self { accesses_per_sample, helper_pid, last_cpu: Self::cpu_now(helper_pid), last_tick: now, ..Self::default() }
     }
 
     fn cpu_now(helper_pid: Option<i32>) -> u64 {
@@ -92,8 +93,8 @@ impl TelemetryBuilder {
     /// The telemetry of the interval ending at `now` (the platform clock of `mem`), and
     /// starts the next interval.
     pub fn tick(&mut self, mem: &dyn Memory, now: Nanos) -> Telemetry {
-        let interval = self.last_tick.map_or(0, |t| now.saturating_sub(t));
-        self.last_tick = Some(now);
+        let interval = now.saturating_sub(self.last_tick);
+        self.last_tick = now;
         let cpu = Self::cpu_now(self.helper_pid);
         let mechanism_cpu_ns = cpu.saturating_sub(self.last_cpu);
         self.last_cpu = cpu;
@@ -139,8 +140,7 @@ mod tests {
     fn hardware_samples_become_access_counts_and_a_hit_ratio() {
         let mut mem = InMemory::new(&[10, 20]).unwrap();
         mem.touch(1);
-        let mut b = TelemetryBuilder::new(Some(1000), None);
-        b.tick(&mem, 0);
+        let mut b = TelemetryBuilder::new(Some(1000), None, 0);
         b.count(&[sample(0), sample(0), sample(0), sample(1)]);
         let t = b.tick(&mem, 100 * MILLISECOND);
         assert_eq!(t.interval, 100 * MILLISECOND);
@@ -156,7 +156,7 @@ mod tests {
     #[test]
     fn other_sources_report_no_accesses_and_no_hit_ratio() {
         let mem = InMemory::new(&[10, 20]).unwrap();
-        let mut b = TelemetryBuilder::new(None, None);
+        let mut b = TelemetryBuilder::new(None, None, 0);
         b.count(&[sample(0), sample(1)]);
         let t = b.tick(&mem, 5);
         assert!(t.tiers.iter().all(|s| s.accesses == 0 && s.request_rate == 0.0));
