@@ -1,15 +1,18 @@
 //! The live daemon on this machine: the perf page-fault source against child processes
 //! in dry runs (this host has one NUMA node, and DAMON and the tiering knobs are never
-//! touched outside the QEMU guest), preflight refusals on fixture trees, and the heat
-//! profiler's clear_refs method.
+//! touched outside the QEMU guest), preflight refusals, the DAMON and kernel sources and
+//! crash recovery on copies of fixture trees, and the heat profiler's clear_refs method.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+use tierkit_core::policies::PolicySetup;
+use tierkit_core::{Event, InMemory, Memory};
+use tierkit_linux::daemon::live_source::SourceSetup;
 use tierkit_linux::daemon::profile::{self, ProfileChoice, ProfileConfig, ProfileMethod};
-use tierkit_linux::daemon::{self, DaemonConfig, DaemonError, Ended, SourceChoice, SourceKind};
+use tierkit_linux::daemon::{self, DaemonConfig, DaemonError, Ended, LiveSource, SourceChoice, SourceKind};
 use tierkit_linux::signals::Signals;
 use tierkit_linux::target::{Target, TargetExit};
 
@@ -199,4 +202,125 @@ fn the_profiler_reports_heat_per_mapping_with_clear_refs() {
         unsafe { libc::kill(pid as i32, libc::SIGKILL) };
         target.wait_timeout(Duration::from_secs(5));
     }
+}
+
+/// A private copy of a fixture tree under `crates/linux/tests/fixtures`, deleted on drop.
+struct Tree(PathBuf);
+
+impl Tree {
+    fn copy(fixture: &str, name: &str) -> Tree {
+        fn copy_dir(from: &Path, to: &Path) {
+            std::fs::create_dir_all(to).unwrap();
+            for entry in std::fs::read_dir(from).unwrap() {
+                let entry = entry.unwrap();
+                let target = to.join(entry.file_name());
+                if entry.file_type().unwrap().is_dir() {
+                    copy_dir(&entry.path(), &target);
+                } else {
+                    std::fs::copy(entry.path(), target).unwrap();
+                }
+            }
+        }
+        let root = state_dir(&format!("tree-{name}"));
+        copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(fixture), &root);
+        Tree(root)
+    }
+
+    fn read(&self, path: &str) -> String {
+        std::fs::read_to_string(self.0.join(path)).unwrap().trim().to_string()
+    }
+
+    fn setup(&self, pid: u32, policy: Option<&str>) -> SourceSetup {
+        let policy = policy.map(|name| {
+            let p = tierkit_core::policies::build(name, &PolicySetup { fast_pages: 64, pages: 256 }).unwrap().unwrap();
+            (name.to_string(), p.sources())
+        });
+        SourceSetup { root: self.0.clone(), state_dir: self.0.join("run/tierkit"), pid, policy }
+    }
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn damon_regions_reach_a_sampling_policy_and_the_kdamond_is_given_back() {
+    let tree = Tree::copy("damon/fresh", "damon");
+    let setup = tree.setup(4242, Some("tierkit"));
+    let mut source = LiveSource::open(SourceChoice::Only(SourceKind::Damon), &setup).unwrap();
+    assert_eq!(source.kind(), SourceKind::Damon);
+    assert!(tree.0.join("run/tierkit/damon.json").exists(), "the claim is recorded before use");
+    // The fixture's regions: 2 MiB each from 0x7f00_0000_0000, region i accessed i*7%21 times.
+    let base = 0x7f00_0000_0000u64 >> 12;
+    let mut mem = InMemory::new(&[1 << 20, 1 << 20]).unwrap();
+    let resident = [base + 1, base + 512, base + 513, base + 1024, base + 1536];
+    for page in resident {
+        mem.touch(page);
+    }
+    let request = setup.policy.as_ref().unwrap().1;
+    let mut events = Vec::new();
+    let tier_of = |p| mem.tier_of(p);
+    let polled = source.poll(&mem, &tier_of, &request, &mut events).unwrap();
+    let mut per_page = std::collections::BTreeMap::new();
+    for e in &events {
+        let Event::Sample { page, tier, .. } = *e else { panic!("only samples for tierkit: {e:?}") };
+        assert_eq!(Some(tier), mem.tier_of(page));
+        *per_page.entry(page).or_insert(0) += 1;
+    }
+    // Region 0 is idle, region 1 accessed 7 times, region 2 14 times, region 3 idle.
+    let expect = [(base + 512, 7), (base + 513, 7), (base + 1024, 14)];
+    assert_eq!(per_page.into_iter().collect::<Vec<_>>(), expect);
+    assert_eq!(polled.samples, 28);
+    let stopped = source.stop();
+    assert!(stopped.warning.is_none() && stopped.knobs.is_empty(), "{stopped:?}");
+    assert_eq!(tree.read("sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds"), "0", "the added kdamond is removed");
+    assert!(!tree.0.join("run/tierkit/damon.json").exists());
+}
+
+#[test]
+fn the_kernel_source_reports_vmstat_moves_and_restores_every_knob() {
+    let tree = Tree::copy("kernel", "kernel");
+    let mut source = LiveSource::open(SourceChoice::Only(SourceKind::Kernel), &tree.setup(1, None)).unwrap();
+    assert_eq!(
+        (
+            tree.read("proc/sys/kernel/numa_balancing").as_str(),
+            tree.read("sys/kernel/mm/numa/demotion_enabled").as_str()
+        ),
+        ("2", "true")
+    );
+    assert!(source.describe().contains("numa_balancing"), "{}", source.describe());
+    std::fs::copy(tree.0.join("later/proc/vmstat"), tree.0.join("proc/vmstat")).unwrap();
+    let mem = InMemory::new(&[8, 8]).unwrap();
+    let polled = source.poll(&mem, &|_| None, &Default::default(), &mut Vec::new()).unwrap();
+    assert_eq!(polled.samples, 30_000, "NUMA hint faults since tiering was turned on");
+    let moves = source.kernel_moves().unwrap();
+    assert_eq!((moves.promoted, moves.demoted), (2048, 4096));
+    let stopped = source.stop();
+    let knobs: Vec<(String, String, bool)> =
+        stopped.knobs.iter().map(|k| (k.knob.clone(), k.value.clone(), k.error.is_none())).collect();
+    assert!(knobs.contains(&("numa_balancing".into(), "0".into(), true)), "{knobs:?}");
+    assert!(knobs.contains(&("demotion_enabled".into(), "false".into(), true)), "{knobs:?}");
+    assert_eq!(tree.read("proc/sys/kernel/numa_balancing"), "0");
+    assert_eq!(tree.read("sys/kernel/mm/numa/demotion_enabled"), "false");
+    assert!(!tree.0.join("run/tierkit/knobs.json").exists());
+}
+
+#[test]
+fn knobs_left_by_a_killed_run_are_restored_by_the_next_one() {
+    let tree = Tree::copy("kernel", "killed");
+    let source = LiveSource::open(SourceChoice::Only(SourceKind::Kernel), &tree.setup(1, None)).unwrap();
+    std::mem::forget(source); // as if tierkit were SIGKILLed: nothing is put back
+    assert_eq!(tree.read("proc/sys/kernel/numa_balancing"), "2");
+    let acquired = tierkit_linux::daemon::state::acquire(&tree.0, &tree.0.join("run/tierkit")).unwrap();
+    assert_eq!(acquired.problems, Vec::<String>::new());
+    assert!(
+        acquired.recovered[0].contains("restored kernel knobs") && acquired.recovered[0].contains("numa_balancing")
+    );
+    assert_eq!(tree.read("proc/sys/kernel/numa_balancing"), "0");
+    assert_eq!(tree.read("sys/kernel/mm/numa/demotion_enabled"), "false");
+    // While the lock is held, another run may not touch kernel state.
+    let busy = tierkit_linux::daemon::state::acquire(&tree.0, &tree.0.join("run/tierkit")).unwrap_err();
+    assert!(busy.to_string().contains("another tierkit"), "{busy}");
 }
