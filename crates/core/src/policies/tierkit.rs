@@ -60,11 +60,17 @@ pub struct TierkitParams {
     pub age_samples_per_fast_page: u64,
     /// M5 §7.2: about 318 accesses amortize one page migration. 0 disables the gate.
     pub migration_cost_accesses: f64,
-    /// Demote when free fast pages fall below this fraction (2%, FreqTier §V-B /
-    /// MEMTIS).
+    /// The most fast memory kept free for new allocations, as a fraction: demote when
+    /// less is free (2%, FreqTier §V-B / MEMTIS). tierkit keeps only what the observed
+    /// allocation rate needs, between `min_headroom` and this.
     pub promoting_wmark: f64,
-    /// Demote until this fraction is free (3%, FreqTier §V-B).
+    /// Demote until this fraction is free (3%, FreqTier §V-B); scaled with the headroom.
     pub demoting_wmark: f64,
+    /// The least fast memory kept free, as a fraction (0.2%). Fixed 2–3% watermarks idle
+    /// that share of DRAM even when nothing allocates (20–30 GB of a 1 TB server); here the
+    /// headroom is twice the largest per-tick allocation seen recently (decaying 10% per
+    /// tick), within `[min_headroom, promoting_wmark]`.
+    pub min_headroom: f64,
     /// Pages examined per step of the demotion scan (1024, as FreqTier's artifact).
     pub scan_batch: usize,
     /// The lowest sampling rate the CPU budget may push the rate to (FreqTier §V-B-2's
@@ -88,6 +94,7 @@ impl Default for TierkitParams {
             migration_cost_accesses: 318.0,
             promoting_wmark: 0.02,
             demoting_wmark: 0.03,
+            min_headroom: 0.002,
             scan_batch: 1024,
             min_sample_rate_hz: 1_000.0,
             cpu_budget: 0.10,
@@ -121,6 +128,14 @@ pub struct TierkitPolicy {
     candidates: Vec<Page>,
     /// Promotions minus demotions queued and not yet reported.
     inflight: i64,
+    /// Fast pages kept free (promotion reserve) and the level demotion restores.
+    headroom: i64,
+    demote_to: i64,
+    /// Free fast pages at the last tick, pages moved into the fast tier since (net), and
+    /// the decaying peak of pages allocated per tick.
+    prev_free: Option<u64>,
+    net_in: i64,
+    alloc_peak: f64,
     cursor: ScanCursor,
     scratch: Vec<Resident>,
     /// The sampling rate now requested.
@@ -147,6 +162,9 @@ impl TierkitPolicy {
             return Err(ParamError::new("migration_cost_accesses", p.migration_cost_accesses, "accesses >= 0"));
         }
         super::check_demotion_scan(p.promoting_wmark, p.demoting_wmark, p.scan_batch)?;
+        if !(0.0..=p.promoting_wmark).contains(&p.min_headroom) {
+            return Err(ParamError::new("min_headroom", p.min_headroom, "a fraction from 0 to promoting_wmark"));
+        }
         if !(p.min_sample_rate_hz > 0.0 && p.min_sample_rate_hz <= p.sample_rate_hz) {
             return Err(ParamError::new(
                 "min_sample_rate_hz",
@@ -178,6 +196,11 @@ impl TierkitPolicy {
             accesses_per_sample: 0.0,
             candidates: Vec::new(),
             inflight: 0,
+            headroom: (fast as f64 * p.promoting_wmark).ceil() as i64,
+            demote_to: (fast as f64 * p.demoting_wmark).ceil() as i64,
+            prev_free: None,
+            net_in: 0,
+            alloc_peak: 0.0,
             cursor: ScanCursor::default(),
             scratch: Vec::new(),
             rate_hz: p.sample_rate_hz,
@@ -277,6 +300,25 @@ impl TierkitPolicy {
         ctx.sources.samples = Some(Sampling::new(self.rate_hz));
     }
 
+    /// Sizes the free-page headroom from the allocations since the last tick: the drop
+    /// in free fast pages that migrations do not explain.
+    fn size_headroom(&mut self, ctx: &Ctx<'_>) {
+        let free = ctx.mem.free_pages(TierId::FAST);
+        if let Some(prev) = self.prev_free {
+            let allocated = (prev as i64 - free as i64 - self.net_in).max(0) as f64;
+            self.alloc_peak = (self.alloc_peak * 0.9).max(allocated);
+        }
+        self.prev_free = Some(free);
+        self.net_in = 0;
+        let cap = ctx.mem.tiers()[0].capacity_pages as f64;
+        let p = &self.params;
+        let headroom = (2.0 * self.alloc_peak).clamp(p.min_headroom * cap, p.promoting_wmark * cap).ceil();
+        let scale = if p.promoting_wmark > 0.0 { p.demoting_wmark / p.promoting_wmark } else { 1.0 };
+        self.headroom = headroom as i64;
+        self.demote_to = (headroom * scale).ceil() as i64;
+        self.hot_capacity = (cap as i64 - self.demote_to).max(1) as u64;
+    }
+
     /// Demotes fast pages counted below `below` until `wanted` pages are free (at most
     /// one pass).
     fn demote_cold(&mut self, wanted: i64, below: u32, ctx: &mut Ctx<'_>) {
@@ -311,7 +353,7 @@ impl Policy for TierkitPolicy {
     }
 
     fn on_events(&mut self, events: &[Event], ctx: &mut Ctx<'_>) {
-        let reserve = (self.params.promoting_wmark * ctx.mem.tiers()[0].capacity_pages as f64).ceil() as i64;
+        let reserve = self.headroom;
         for e in events {
             let Event::Sample { page, tier, time, .. } = *e else { continue };
             self.tick_samples += 1;
@@ -358,14 +400,14 @@ impl Policy for TierkitPolicy {
         }
         self.tick_samples = 0;
         self.control_sampling(telemetry, ctx);
+        self.size_headroom(ctx);
         self.fit_threshold();
         self.compact_candidates(ctx);
         let prefetch = std::mem::take(&mut self.prefetch);
         let cands = std::mem::take(&mut self.candidates);
-        let cap = ctx.mem.tiers()[0].capacity_pages as f64;
-        let reserve = (self.params.promoting_wmark * cap).ceil() as i64;
-        if self.room(ctx) < (self.params.promoting_wmark * cap) as i64 || !cands.is_empty() {
-            let wanted = (self.params.demoting_wmark * cap).ceil() as i64 + cands.len() as i64;
+        let reserve = self.headroom;
+        if self.room(ctx) < reserve || !cands.is_empty() {
+            let wanted = self.demote_to + cands.len() as i64;
             self.demote_cold(wanted, self.threshold, ctx);
         }
         for &p in &cands {
@@ -396,8 +438,12 @@ impl Policy for TierkitPolicy {
     }
 
     fn on_moved(&mut self, results: &[(Migration, MoveStatus)]) {
-        for (m, _) in results {
-            self.inflight += if m.to == TierId::FAST { -1 } else { 1 };
+        for (m, status) in results {
+            let into_fast = if m.to == TierId::FAST { 1 } else { -1 };
+            self.inflight -= into_fast;
+            if *status == MoveStatus::Moved {
+                self.net_in += into_fast;
+            }
         }
     }
 
@@ -496,12 +542,34 @@ mod tests {
         rig.sample(1010..1020, 2);
         assert!(!rig.fast(1000..1001), "no room: candidates wait for the tick");
         rig.tick(0);
-        // Threshold 2 fits: 70 pages counted. 20 candidates + 3% free: 23 cold pages
-        // (from 50 on) go, every candidate comes in.
+        // Threshold 2 fits: 70 pages counted. Nothing allocates, so the headroom is the
+        // 0.2% floor (1 page, demoting to 2): 20 candidates + 2 free = 22 cold pages (from
+        // 50 on) go, every candidate comes in.
         assert_eq!(rig.policy.hot_threshold(), 2);
-        assert!(rig.fast(0..50) && rig.fast(1000..1020) && rig.fast(73..100));
-        assert!((50..73).all(|p| rig.mem.tier_of(p) == Some(TierId(1))));
-        assert_eq!(rig.mem.free_pages(TierId::FAST), 3);
+        assert!(rig.fast(0..50) && rig.fast(1000..1020) && rig.fast(72..100));
+        assert!((50..72).all(|p| rig.mem.tier_of(p) == Some(TierId(1))));
+        assert_eq!(rig.mem.free_pages(TierId::FAST), 2);
+    }
+
+    #[test]
+    fn the_free_headroom_follows_the_allocation_rate() {
+        let mut rig = Rig::new(TierkitParams::default(), 1000, 995, 0);
+        rig.tick(0);
+        assert_eq!(rig.mem.free_pages(TierId::FAST), 5, "2 pages of headroom (0.2%) are free: no demotion");
+        for p in 5000..5004 {
+            rig.mem.touch(p); // 4 pages allocated in the fast tier within one tick
+        }
+        rig.tick(0);
+        // Twice the allocation: 8 pages of headroom, restored to 12 (the 2:3 watermark ratio).
+        assert_eq!(rig.mem.free_pages(TierId::FAST), 12);
+        for _ in 0..30 {
+            rig.tick(0);
+        }
+        for p in 6000..6020 {
+            rig.mem.touch(p); // 12 fit; the headroom never goes above 2% (20 pages)
+        }
+        rig.tick(0);
+        assert_eq!(rig.mem.free_pages(TierId::FAST), 30);
     }
 
     #[test]
@@ -601,6 +669,7 @@ mod tests {
         assert_eq!(check(TierkitParams { min_sample_rate_hz: 0.0, ..d }), "min_sample_rate_hz");
         assert_eq!(check(TierkitParams { min_sample_rate_hz: 200_000.0, ..d }), "min_sample_rate_hz");
         assert_eq!(check(TierkitParams { cpu_budget: 0.0, ..d }), "cpu_budget");
+        assert_eq!(check(TierkitParams { min_headroom: 0.05, ..d }), "min_headroom");
         let no_slots = StreamParams { slots: 0, ..Default::default() };
         assert_eq!(check(TierkitParams { streams: Some(no_slots), ..d }), "streams");
         assert_eq!(TierkitPolicy::new(d, &PolicySetup { fast_pages: 0, pages: 1 }).unwrap_err().param, "fast_pages");
