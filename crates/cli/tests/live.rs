@@ -83,6 +83,9 @@ fn bad_usage_exits_2() {
         let (code, _, err) = run("usage", args);
         assert_eq!(code, Some(2), "{args:?}: {err}");
     }
+    let (code, _, err) = run("usage", &["run", "--source", "perf", "--metrics", "256.0.0.1:1", "--", "true"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("--metrics 256.0.0.1:1: cannot listen there"), "{err}");
     let (code, _, err) = run("usage", &["run", "--source", "perf", "--policy", "nope", "--", "true"]);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("unknown policy \"nope\""), "{err}");

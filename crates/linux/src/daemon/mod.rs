@@ -186,11 +186,17 @@ fn unknown_policy(name: &str) -> DaemonError {
 }
 
 /// Checks what can be checked before a target exists, so that `tierkit run` refuses
-/// before starting its command: the topology (and overrides), the policy name, whether
+/// before starting its command: the topology (and overrides), the metrics address, the
+/// policy name, whether
 /// the source can serve the policy, and for an explicit `damon` or `kernel` source that
 /// it is there and tierkit may use it. Returns the topology.
 pub fn preflight(cfg: &DaemonConfig) -> Result<Topology, DaemonError> {
     let topology = Topology::discover_with(&cfg.root, &cfg.overrides)?;
+    if let Some(addr) = &cfg.metrics_addr {
+        // Binding once now catches a bad address or a port in use before anything starts.
+        std::net::TcpListener::bind(addr.as_str())
+            .map_err(|e| DaemonError::Options(format!("--metrics {addr}: cannot listen there: {e}")))?;
+    }
     let source_error = |source: SourceError| DaemonError::Source { hint: source_hint(&cfg.root, &source), source };
     match cfg.source {
         SourceChoice::Only(SourceKind::Kernel) => {
