@@ -81,6 +81,13 @@ pub struct TierkitParams {
     /// holds its sampler to 3%); migration bursts take the rest. At 5% the bursts after
     /// a phase change halve the rate and zipf's hit ratio drops by a point.
     pub cpu_budget: f64,
+    /// A tick whose fast-tier hit ratio falls below this fraction of its running average
+    /// (EWMA, weight 1/8 per tick) is a shift of the hot set: every count is halved twice
+    /// at once, so the new hot pages overtake the stale ones within a tick or two
+    /// instead of waiting out the aging period (HybridTier's momentum solves the same
+    /// problem with a second sketch; TinyLFU resets on drift). 0.7 (at 0.8 cachelib-cdn
+    /// triggers it spuriously; at 0.6 a shift at 1:16 goes unnoticed); 0 disables.
+    pub shift_drop: f64,
     /// Sequential-stream prefetching (`None` disables it).
     pub streams: Option<StreamParams>,
 }
@@ -95,6 +102,7 @@ impl Default for TierkitParams {
             promoting_wmark: 0.02,
             demoting_wmark: 0.03,
             min_headroom: 0.002,
+            shift_drop: 0.7,
             scan_batch: 1024,
             min_sample_rate_hz: 1_000.0,
             cpu_budget: 0.10,
@@ -136,6 +144,8 @@ pub struct TierkitPolicy {
     prev_free: Option<u64>,
     net_in: i64,
     alloc_peak: f64,
+    /// Running average of the fast-tier hit ratio (None before the first tick).
+    hit_average: Option<f64>,
     cursor: ScanCursor,
     scratch: Vec<Resident>,
     /// The sampling rate now requested.
@@ -162,6 +172,9 @@ impl TierkitPolicy {
             return Err(ParamError::new("migration_cost_accesses", p.migration_cost_accesses, "accesses >= 0"));
         }
         super::check_demotion_scan(p.promoting_wmark, p.demoting_wmark, p.scan_batch)?;
+        if !(0.0..1.0).contains(&p.shift_drop) {
+            return Err(ParamError::new("shift_drop", p.shift_drop, "a fraction in [0, 1)"));
+        }
         if !(0.0..=p.promoting_wmark).contains(&p.min_headroom) {
             return Err(ParamError::new("min_headroom", p.min_headroom, "a fraction from 0 to promoting_wmark"));
         }
@@ -201,6 +214,7 @@ impl TierkitPolicy {
             prev_free: None,
             net_in: 0,
             alloc_peak: 0.0,
+            hit_average: None,
             cursor: ScanCursor::default(),
             scratch: Vec::new(),
             rate_hz: p.sample_rate_hz,
@@ -298,6 +312,21 @@ impl TierkitPolicy {
             self.rate_hz = (self.rate_hz * 2.0).min(p.sample_rate_hz);
         }
         ctx.sources.samples = Some(Sampling::new(self.rate_hz));
+    }
+
+    /// Halves every count twice when the hit ratio collapses (see
+    /// [`TierkitParams::shift_drop`]).
+    fn watch_for_shift(&mut self, telemetry: &Telemetry) {
+        let Some(hit) = telemetry.fast_hit_ratio() else { return };
+        match self.hit_average {
+            Some(avg) if hit < self.params.shift_drop * avg => {
+                self.age();
+                self.age();
+                self.hit_average = Some(hit);
+            }
+            Some(avg) => self.hit_average = Some(avg + (hit - avg) / 8.0),
+            None => self.hit_average = Some(hit),
+        }
     }
 
     /// Sizes the free-page headroom from the allocations since the last tick: the drop
@@ -401,6 +430,7 @@ impl Policy for TierkitPolicy {
         self.tick_samples = 0;
         self.control_sampling(telemetry, ctx);
         self.size_headroom(ctx);
+        self.watch_for_shift(telemetry);
         self.fit_threshold();
         self.compact_candidates(ctx);
         let prefetch = std::mem::take(&mut self.prefetch);
@@ -655,6 +685,25 @@ mod tests {
     }
 
     #[test]
+    fn a_collapse_of_the_hit_ratio_halves_every_count_twice() {
+        let mut rig = Rig::new(TierkitParams::default(), 100, 50, 20);
+        rig.sample(1000..1001, 40);
+        fn tick(rig: &mut Rig, hit: f64) -> u32 {
+            let fast = TierStats { tier: TierId::FAST, accesses: (hit * 1000.0) as u64, ..Default::default() };
+            let slow = TierStats { tier: TierId(1), accesses: 1000 - (hit * 1000.0) as u64, ..Default::default() };
+            let t = Telemetry { interval: 100 * MILLISECOND, tiers: vec![fast, slow], ..Default::default() };
+            rig.policy.on_tick(&t, &mut Ctx { mem: &rig.mem, plan: &mut rig.plan, sources: &mut rig.sources });
+            rig.policy.count(1000)
+        }
+        for _ in 0..10 {
+            tick(&mut rig, 0.8);
+        }
+        assert_eq!(tick(&mut rig, 0.6), 40, "0.75 of the average: noise, not a shift");
+        assert_eq!(tick(&mut rig, 0.3), 10);
+        assert_eq!(tick(&mut rig, 0.3), 10, "the average restarted from the collapse: no second trigger");
+    }
+
+    #[test]
     fn parameters_are_checked() {
         let setup = PolicySetup { fast_pages: 10, pages: 100 };
         let check = |p: TierkitParams| TierkitPolicy::new(p, &setup).unwrap_err().param;
@@ -670,6 +719,7 @@ mod tests {
         assert_eq!(check(TierkitParams { min_sample_rate_hz: 200_000.0, ..d }), "min_sample_rate_hz");
         assert_eq!(check(TierkitParams { cpu_budget: 0.0, ..d }), "cpu_budget");
         assert_eq!(check(TierkitParams { min_headroom: 0.05, ..d }), "min_headroom");
+        assert_eq!(check(TierkitParams { shift_drop: 1.0, ..d }), "shift_drop");
         let no_slots = StreamParams { slots: 0, ..Default::default() };
         assert_eq!(check(TierkitParams { streams: Some(no_slots), ..d }), "streams");
         assert_eq!(TierkitPolicy::new(d, &PolicySetup { fast_pages: 0, pages: 1 }).unwrap_err().param, "fast_pages");
