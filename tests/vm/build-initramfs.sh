@@ -28,8 +28,9 @@ build tests/vm/workload/zipf_reader.c "$BIN/zipf_reader" -lm -lpthread
 build tests/vm/tools/placement.c "$BIN/placement"
 build tests/vm/tools/raw_move.c "$BIN/raw_move"
 build tests/vm/tools/move_pid.c "$BIN/move_pid"
+build tests/vm/tools/node_hog.c "$BIN/node_hog"
 cp "$BIN"/{zipf_reader,placement,raw_move} "$ROOT/bin/"
-cp "$BIN/move_pid" "$ROOT/bin/"
+cp "$BIN"/{move_pid,node_hog} "$ROOT/bin/"
 cp /bin/busybox "$ROOT/bin/busybox"
 
 # tierkit is dynamically linked: ship it stripped, with every library ldd resolves, at the same

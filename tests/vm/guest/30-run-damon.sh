@@ -47,6 +47,7 @@ echo "  first touch: hot $bhot"
 echo "  first touch: cold $bcold"
 base=$(share 0 "$bhot")
 
+ooms=$(dmesg | grep -c 'Out of memory')
 # tierkit run; the workload reads for SECS seconds, the placement is queried along the way and
 # last at SECS-3 s after READY, while it still runs.
 tierkit run --policy tierkit --source damon --status-every 1 -- \
@@ -78,6 +79,7 @@ promoted=$(kv promoted_pages "$sum")
 why=""
 [ "$rc" = 0 ] || why="$why tierkit-exit-$rc"
 grep -q '^CHECKSUM_OK ' /tmp/r.out || why="$why no-CHECKSUM_OK"
+[ "$(dmesg | grep -c 'Out of memory')" = "$ooms" ] || why="$why OOM-kill($(dmesg | grep 'Out of memory' | tail -1 | cut -c1-120))"
 [ -n "$sum" ] || why="$why no-summary"
 [ "$(kv ended "$sum")" = target-exited ] || why="$why ended=$(kv ended "$sum")"
 [ "${promoted:-0}" -gt 0 ] || why="$why promoted_pages=${promoted:-missing}"

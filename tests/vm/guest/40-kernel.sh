@@ -8,6 +8,8 @@
 # whether NUMA hint faults promote anything within 10 s under TCG is the kernel's business.
 # vmtest-timeout: 45
 . /vmtest/guest/lib.sh
+# Node 0 whole again, should a scenario killed at its time limit have left huge pages reserved on it.
+echo 0 > /sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages
 KNOBS="/proc/sys/kernel/numa_balancing /sys/kernel/mm/numa/demotion_enabled
 /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps /sys/kernel/debug/sched/numa_balancing/scan_delay_ms
 /sys/kernel/debug/sched/numa_balancing/scan_period_min_ms /sys/kernel/debug/sched/numa_balancing/scan_period_max_ms

@@ -3,6 +3,9 @@
 # killed), tierkit exits with its summary as the CLI contract says (or, after SIGKILL, the next
 # tierkit start repairs what it left), no kdamond is left on, no state file is left in
 # /run/tierkit, and numa_balancing/demotion_enabled are back to their values from before.
+# The DAMON cases run the lru policy (every sampled slow-tier access promotes): tierkit is then
+# busy moving pages when the fault hits, which the default policy, promoting a few pages a
+# second under TCG, would rarely be. The workloads first-touch node 1, so there is work to do.
 #   fault-target-killed   the target is SIGKILLed while tierkit moves its pages: tierkit exits
 #                         with the target's status (137) and a summary with ended=target-exited
 #   fault-sigterm         tierkit (damon) is SIGTERMed while it moves pages: summary with
@@ -12,10 +15,14 @@
 #                         `tierkit run --source kernel --duration 2 -- true` turns it off
 #   fault-sigkill-kernel  tierkit --source kernel is SIGKILLed: numa_balancing stays 2 and the state
 #                         file stays; the next `tierkit run --source kernel ... -- true` restores them
-#   fault-survivor        the target of the four cases above (the same process) ends with its
-#                         checksum intact
-#   fault-node0-full      node 0 is filled (2 MiB huge pages reserved on it) so promotions fail
-#                         with ENOMEM: tierkit counts move_errors and survives
+#   fault-survivor        the target of the four cases above (the same process; its pages are put
+#                         back on node 1 before the SIGKILL case) ends with its checksum intact
+#   fault-node0-full      node 0 is filled (2 MiB huge pages reserved on it, plus a node_hog) so
+#                         promotions fail with ENOMEM: tierkit counts move_errors and survives, and
+#                         nothing is OOM-killed (node 1, like CXL memory onlined movable, serves no
+#                         kernel allocation: pushing node 0 to its min watermark makes the kernel
+#                         OOM-kill; the hog, at oom_score_adj 1000, is then the victim, which frees
+#                         its 96 MiB and keeps the guest alive to report it)
 #   fault-mlock           half the buffer is mlocked
 #   fault-fork-threads    two reader threads and a forked copy-on-write child
 #   fault-munmap          the target unmaps and remaps part of its buffer while being migrated
@@ -46,7 +53,7 @@ leftovers() {
     out=""
     [ "$(knobs)" = "$KNOBS0" ] || out="$out knobs-changed($(knobs))"
     on=$(kdamonds_on); [ -z "$on" ] || out="$out kdamond-on($on)"
-    for f in /run/tierkit/*; do [ -e "$f" ] && out="$out state-file-${f##*/}"; done
+    for f in /run/tierkit/knobs.json /run/tierkit/damon.json; do [ -e "$f" ] && out="$out state-file-${f##*/}"; done
     echo "$out"
 }
 # wait_exit PID SECONDS: waits for background job PID, SIGKILLing it after SECONDS; sets rc to its
@@ -74,7 +81,7 @@ verdict() { if [ -z "$2" ]; then pass "$1" "$3"; else fail "$1" "$2 ($3)"; fi; }
 show() { sed "s/^/  $1: /" "$2" | grep -v ': tierkit: status' | tail -14; }
 
 # --- The target is SIGKILLed while tierkit migrates its pages.
-tierkit run --source damon --status-every 1 -- \
+tierkit run --policy lru --source damon --status-every 1 -- \
     zipf_reader --mib 64 --first-touch-node 1 --seconds 0 > /tmp/tk.out 2> /tmp/tk.err &
 tpid=$!
 why=""
@@ -95,8 +102,8 @@ why="$why$(leftovers)"
 verdict fault-target-killed "$why" "SIGKILL while node0 pages went $mv: exit $rc, ended=$(kv ended "$sum") promoted_pages=$(kv promoted_pages "$sum") move_errors=$(kv move_errors "$sum")"
 
 # --- One long-lived target for the tierkit signal cases (started by the first, kept after it).
-tierkit run --source damon --status-every 1 -- \
-    zipf_reader --mib 128 --first-touch-node 1 --seconds 0 > /tmp/s.out 2> /tmp/s1.err &
+tierkit run --policy lru --source damon --status-every 1 -- \
+    zipf_reader --mib 64 --first-touch-node 1 --seconds 0 > /tmp/s.out 2> /tmp/s1.err &
 tpid=$!
 ready=$(wait_line /tmp/s.out '^READY' 30) || { fail fault-sigterm "workload never READY: $(cat /tmp/s.out /tmp/s1.err)"; exit 0; }
 wpid=$(kv pid "$ready"); range=$(kv addr "$ready")
@@ -129,7 +136,8 @@ alive "$wpid" || why="$why target-gone"
 why="$why$(leftovers)"
 verdict fault-sigterm-kernel "$why" "during: $during; after SIGTERM: $(knobs), summary knobs=$(kv knobs "$sum")"
 
-tierkit attach "$wpid" --source damon --status-every 1 > /tmp/s3.err 2>&1 &
+echo "  back to node 1: $(move_pid "$wpid" "$range" --to 1)"
+tierkit attach "$wpid" --policy lru --source damon --status-every 1 > /tmp/s3.err 2>&1 &
 tpid=$!
 why=""
 mv=$(moving "$wpid" "$range" 15) || why="$why no-migration-seen"
@@ -169,11 +177,13 @@ else
     fail fault-survivor "$(grep -E '^CHECKSUM|ERROR' /tmp/s.out || echo 'no checksum line')"
 fi
 
-# run_case NAME ZIPF-OPTIONS...: tierkit run --source damon over a 64 MiB workload on node 1 for
-# 4 s; sets rc, sum, why (checksum, exit status 0, summary, ended=target-exited, leftovers).
+# run_case NAME ZIPF-OPTIONS...: tierkit run --policy lru --source damon over a 64 MiB workload on
+# node 1 for 4 s; sets rc, sum, why (checksum, exit status 0, summary,
+# ended=target-exited, leftovers, no OOM kill during the case).
 run_case() {
     n=$1; shift
-    tierkit run --source damon --status-every 1 -- \
+    ooms=$(dmesg | grep -c 'Out of memory')
+    tierkit run --policy lru --source damon --status-every 1 -- \
         zipf_reader --mib 64 --first-touch-node 1 --seconds 4 "$@" > /tmp/$n.out 2> /tmp/$n.err &
     wait_exit $! 40
     show "$n" /tmp/$n.err
@@ -185,19 +195,9 @@ run_case() {
     [ -n "$sum" ] || why="$why no-summary"
     [ "$(kv ended "$sum")" = target-exited ] || why="$why ended=$(kv ended "$sum")"
     why="$why$(leftovers)"
+    [ "$(dmesg | grep -c 'Out of memory')" = "$ooms" ] || why="$why OOM-kill($(dmesg | grep 'Out of memory' | tail -1 | cut -c1-120))"
 }
 counts() { echo "promoted_pages=$(kv promoted_pages "$sum") move_errors=$(kv move_errors "$sum")"; }
-
-# --- Node 0 full: huge pages take node 0 down to 4 MiB above its low watermarks.
-low=$(awk '$1 == "Node" { n = $2 } n == "0," && $1 == "low" { s += $2 } END { print int(s * 4 / 1024) }' /proc/zoneinfo)
-free=$(awk '/MemFree/ { print int($4 / 1024) }' /sys/devices/system/node/node0/meminfo)
-echo $(((free - low - 4) / 2)) > $HP
-echo "  node0-full: hugepages=$(cat $HP) node0 free $(awk '/MemFree/ { print int($4 / 1024) }' /sys/devices/system/node/node0/meminfo) MiB (low watermarks $low MiB)"
-run_case node0-full
-echo 0 > $HP
-errs=$(kv move_errors "$sum")
-[ "${errs:-0}" -gt 0 ] || why="$why move_errors=${errs:-missing}"
-verdict fault-node0-full "$why" "$(counts) $(grep -o 'ENOMEM[^,]*' /tmp/node0-full.err | head -1)"
 
 run_case mlock --mlock 0.5
 grep -q '^MLOCKED bytes=[1-9]' /tmp/mlock.out || why="$why nothing-mlocked"
@@ -211,3 +211,21 @@ run_case munmap --munmap-churn
 churn=$(sed -n 's/^CHURN cycles=\([0-9]*\).*/\1/p' /tmp/munmap.out)
 [ "${churn:-0}" -gt 0 ] || why="$why no-churn"
 verdict fault-munmap "$why" "$(counts), churn cycles=$churn"
+
+# --- Node 0 full: huge pages, then a 96 MiB node_hog, take node 0 down to 4 MiB above its low
+# watermarks (kswapd's threshold; below the min watermark the kernel refuses to migrate pages to
+# node 0, and kernel allocations, which node 1 cannot serve, start OOM-killing).
+low=$(awk '$1 == "Node" { n = $2 } n == "0," && $1 == "low" { s += $2 } END { print int(s * 4 / 1024) }' /proc/zoneinfo)
+free=$(awk '/MemFree/ { print int($4 / 1024) }' /sys/devices/system/node/node0/meminfo)
+echo $(((free - low - 4 - 96) / 2)) > $HP
+node_hog --node 0 --mib 96 > /tmp/hog.out 2>&1 &
+hog=$!
+wait_line /tmp/hog.out '^HOG' 30 > /dev/null || echo "  node0-full: node_hog: $(cat /tmp/hog.out)"
+echo "  node0-full: hugepages=$(cat $HP) hog=96MiB node0 free $(awk '/MemFree/ { print int($4 / 1024) }' /sys/devices/system/node/node0/meminfo) MiB (low watermarks $low MiB)"
+run_case node0-full
+alive $hog || why="$why node_hog-killed"
+kill $hog 2>/dev/null; wait $hog
+echo 0 > $HP
+errs=$(kv move_errors "$sum")
+[ "${errs:-0}" -gt 0 ] || why="$why move_errors=${errs:-missing}"
+verdict fault-node0-full "$why" "$(counts) ($(sed -n 's/^ *errors: *//p' /tmp/node0-full.err))"
