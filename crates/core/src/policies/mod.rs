@@ -86,7 +86,7 @@ pub struct Registered {
 pub const REGISTRY: &[Registered] = &[
     Registered {
         name: "tierkit",
-        about: "tierkit: exact counts, capacity-fitted threshold, M5 cost-benefit gate, sweep prefetch, CPU-budgeted sampling",
+        about: "tierkit: exact counts, capacity-fitted threshold, M5 cost gate, sweep prefetch, adaptive headroom and hysteresis",
         build: |s| Ok(Box::new(TierkitPolicy::new(TierkitParams::default(), s)?)),
     },
     Registered {
