@@ -1,5 +1,7 @@
 #!/bin/sh
-# `tierkit attach PID` on a running workload whose buffer first-touched node 1:
+# `tierkit attach PID` on a running workload whose buffer first-touched node 1, with the lru policy
+# (every sampled slow-tier access promotes: plenty to decide and to move within seconds; how well
+# the default policy places pages is 30-run-damon's question):
 #   attach-dry-run  `--dry-run --duration 4` decides (would-promote > 0) but moves nothing: the
 #                   placement of every buffer page is the same before and after
 #   attach          `--duration 6` promotes, prints its summary (ended=duration), exits 0 and
@@ -19,7 +21,7 @@ summary() { sed -n '/^tierkit: summary/,$p' "$1" | tr '\n' ' '; }
 layout() { placement "$wpid" "$range" | cut -d' ' -f2-; }
 
 before=$(layout)
-tierkit attach "$wpid" --dry-run --duration 4 --status-every 1 > /tmp/d.log 2>&1
+tierkit attach "$wpid" --policy lru --dry-run --duration 4 --status-every 1 > /tmp/d.log 2>&1
 rc=$?
 after=$(layout)
 sum=$(summary /tmp/d.log)
@@ -35,7 +37,7 @@ kill -0 "$wpid" 2>/dev/null || why="$why target-gone"
 details="would promote $(kv promoted_pages "$sum") demote $(kv demoted_pages "$sum") pages; placement unchanged: $after"
 if [ -z "$why" ]; then pass attach-dry-run "$details"; else fail attach-dry-run "$why ($details)"; fi
 
-tierkit attach "$wpid" --duration 6 --status-every 1 > /tmp/t.log 2>&1
+tierkit attach "$wpid" --policy lru --duration 6 --status-every 1 > /tmp/t.log 2>&1
 rc=$?
 alive=yes; kill -0 "$wpid" 2>/dev/null || alive=no
 hot=$(placement "$wpid" /tmp/a.hot)

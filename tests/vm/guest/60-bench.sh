@@ -11,8 +11,8 @@
 #                    reader thread; tierkit also beside its kdamond. Goal: tierkit >= 90% of raw.
 #   move-accounting  (asserted) the summary's promoted_pages are pages that really moved.
 #   self-cost        tierkit (default policy, DAMON) attached to a 1 GiB workload interleaved
-#                    over both nodes: its own CPU share between 4 s and 12 s (utime+stime of
-#                    /proc/PID/stat), the kdamond's share, and its RSS. Goals: <= 2% of a core
+#                    over both nodes: its own CPU share over 8 s from its first status line
+#                    (utime+stime of /proc/PID/stat), the kdamond's share, and its RSS. Goals: <= 2% of a core
 #                    and <= 32 MiB (under TCG every CPU figure is inflated by the emulation).
 # vmtest-timeout: 75
 . /vmtest/guest/lib.sh
@@ -20,7 +20,7 @@
 echo 0 > /sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages
 HZ=100
 cs() { awk '{ printf "%d", $1 * 100 }' /proc/uptime; }        # uptime in centiseconds
-ticks() { awk '{ print $14 + $15 }' /proc/$1/stat 2>/dev/null; }  # utime + stime
+ticks() { [ -n "$1" ] && awk '{ print $14 + $15 }' /proc/$1/stat 2>/dev/null; }  # utime + stime
 rate() { awk -v n="$1" -v c="$2" 'BEGIN { printf "%d", (c > 0 ? n * 100 / c : 0) }'; }
 
 # watch PID RANGE JOB: polls the node-0 page count of RANGE every 0.5 s while background job JOB
@@ -37,11 +37,13 @@ watch() {
 # best TRAIL: the highest pages/s between two polls at least 2 s apart, and the rate from the
 # first poll that saw a moved page to the last one ("best first_to_last").
 best() {
-    echo "$1" | tr ' ' '\n' | awk -F: 'NF == 2 { t[n] = $1; c[n] = $2; n++ }
+    echo "$1" | tr ' ' '\n' | awk -F: 'BEGIN { n = 0 } NF == 2 { t[n] = $1; c[n] = $2; n++ }
         END { for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) if (t[j] - t[i] >= 200) {
                   r = (c[j] - c[i]) * 100 / (t[j] - t[i]); if (r > b) b = r; break }
-              for (f = 1; f < n && c[f] <= c[0]; f++) ;
-              e = (f < n - 1 ? (c[n - 1] - c[f - 1]) * 100 / (t[n - 1] - t[f - 1]) : 0)
+              f = 1
+              while (f < n && c[f] <= c[0]) f++
+              e = 0
+              if (f < n) e = (c[n - 1] - c[f - 1]) * 100 / (t[n - 1] - t[f - 1])
               printf "%d %d", b, e }'
 }
 
@@ -66,7 +68,7 @@ tpid=$!
 watch $wpid "$range" $tpid
 kill -TERM $tpid 2>/dev/null; wait $tpid
 end=$(placement $wpid "$range")
-kill -9 $wpid
+kill -9 $wpid; wait $wpid
 grep -E '^tierkit: (status|ended=)' /tmp/tm.log | sed 's/^/  /'
 echo "  tierkit: node0 pages by time (cs:count):$trail"
 tk_best=$(best "$trail")
@@ -95,18 +97,23 @@ fi
 zipf_reader --mib 1024 --first-touch-node interleave --seconds 0 > /tmp/c.out 2>&1 &
 cpid=$!
 ready=$(wait_line /tmp/c.out '^READY' 60) || { fail bench-cost "1 GiB workload never READY: $(cat /tmp/c.out)"; exit 0; }
-tierkit attach $cpid --source damon --status-every 4 --duration 13 > /tmp/tc.log 2>&1 &
+tierkit attach $cpid --source damon --status-every 4 > /tmp/tc.log 2>&1 &
 tpid=$!
-sleep 4
-kd=$(cat /sys/kernel/mm/damon/admin/kdamonds/*/pid 2>/dev/null | grep -v -- '-' | head -1)
+# The window starts at the first status line (the process view of 1 GiB is built by then).
+wait_line /tmp/tc.log '^tierkit: status' 30 > /dev/null
+kd="" i=0
+while [ -z "$kd" ] && [ $i -lt 20 ]; do
+    kd=$(cat /sys/kernel/mm/damon/admin/kdamonds/*/pid 2>/dev/null | grep -v -- '-' | head -1)
+    [ -n "$kd" ] || sleep 0.2; i=$((i + 1))
+done
 echo "  kdamond pid: ${kd:-none}"
 t0=$(cs); c0=$(ticks $tpid); k0=$(ticks "$kd")
 sleep 8
 t1=$(cs); c1=$(ticks $tpid); k1=$(ticks "$kd")
 rss=$(awk '/VmRSS/ { print $2 }' /proc/$tpid/status)
 hwm=$(awk '/VmHWM/ { print $2 }' /proc/$tpid/status)
-wait $tpid
-kill -9 $cpid
+kill -TERM $tpid; wait $tpid
+kill -9 $cpid; wait $cpid
 grep -E '^tierkit: (managing|status|ended=)|own cost' /tmp/tc.log | sed 's/^/  /'
 cpu=$(awk -v c=$((c1 - c0)) -v t=$((t1 - t0)) -v hz=$HZ 'BEGIN { printf "%.1f", (t > 0 ? c * 100 * 100 / hz / t : 0) }')
 kcpu=$(awk -v c=$((${k1:-0} - ${k0:-0})) -v t=$((t1 - t0)) -v hz=$HZ 'BEGIN { printf "%.1f", (t > 0 ? c * 100 * 100 / hz / t : 0) }')
