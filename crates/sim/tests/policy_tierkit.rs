@@ -63,3 +63,45 @@ fn runs_are_deterministic() {
     let s = spec("zipf");
     assert_eq!(tierkit(&s), tierkit(&s));
 }
+
+/// The policies issue's bar: on the default suite (`tierkit compare` with no arguments),
+/// tierkit matches or beats every other policy in every workload × ratio cell.
+#[test]
+fn matches_or_beats_every_policy_in_every_default_cell() {
+    use tierkit_sim::compare::{compare, default_suite, Grid, DEFAULT_POLICIES, DEFAULT_RATIOS};
+    use tierkit_sim::model::MachineConfig;
+    let references = ["all-local", "oracle", "static-oracle", "none"];
+    let grid = Grid {
+        machine: MachineConfig::preset("cxl").unwrap(),
+        workloads: default_suite(1),
+        ratios: DEFAULT_RATIOS.to_vec(),
+        policies: DEFAULT_POLICIES.iter().map(|p| p.to_string()).collect(),
+        seed: 1,
+        scale: RunSpec::new(WorkloadSpec::new("zipf", 1, 1, 1), (1, 16)).scale,
+        prefault: true,
+        cache_mode: false,
+        measure_acr: false,
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let rows = compare(&grid, threads, &|_, _, _| {}).unwrap();
+    let mut losses = Vec::new();
+    for cell in rows.chunk_by(|a, b| a.result.workload == b.result.workload && a.result.ratio == b.result.ratio) {
+        let tk = cell.iter().find(|r| r.result.policy == "tierkit").unwrap();
+        for other in
+            cell.iter().filter(|r| r.result.policy != "tierkit" && !references.contains(&r.result.policy.as_str()))
+        {
+            if tk.result.throughput < other.result.throughput {
+                losses.push(format!(
+                    "{} {:?}: tierkit {:.2}% < {} {:.2}%",
+                    tk.result.workload,
+                    tk.result.ratio,
+                    tk.pct_of_all_local,
+                    other.result.policy,
+                    other.pct_of_all_local
+                ));
+            }
+        }
+    }
+    assert_eq!(rows.len() / DEFAULT_POLICIES.len(), 24, "8 workloads x 3 ratios");
+    assert!(losses.is_empty(), "{losses:#?}");
+}
