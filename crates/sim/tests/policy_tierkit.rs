@@ -1,7 +1,8 @@
 //! tierkit's own policy in the simulator: on a skewed workload (zipf) and on a graph
 //! workload with a small hot set (gap-pr) at 1:16 it keeps up with the best of the
 //! other sampling policies (≥ 98% of their best throughput), clearly beats no
-//! migration, and stays below the oracle.
+//! migration, and stays below the oracle; and on the whole default suite it matches or
+//! beats every other policy in every cell (about 100 s of the test run).
 
 use tierkit_core::policies::{PolicySetup, TierkitParams, TierkitPolicy};
 use tierkit_sim::engine::{run, RunSpec, Subject};
