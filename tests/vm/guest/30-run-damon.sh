@@ -1,9 +1,11 @@
 #!/bin/sh
 # `tierkit run --policy tierkit --source damon` on a Zipf workload whose buffer (128 MiB) is four
-# times node 0's share for it (32 MiB: the rest of node 0 is taken by 2 MiB huge pages reserved on
-# node 0). The workload first-touches node 1, as memory allocated on a CXL server whose DRAM is
-# already taken does, so first-touch placement leaves its hot set on the slow tier; numa_balancing
-# is 0, so nothing but tierkit moves pages. An independent move_pages query (the placement tool)
+# times node 0's share for it (32 MiB above node 0's high watermarks: the rest of node 0 is taken
+# by 2 MiB huge pages reserved on it). The workload first-touches node 1, as memory allocated on a
+# CXL server whose DRAM is already taken does: first-touch placement then leaves the hot set on the
+# slow tier (0% on node 0, so the margin measures tierkit alone; with first touch on node 0 the
+# baseline would be node 0's share of the buffer). numa_balancing is 0: nothing but tierkit moves
+# pages. An independent move_pages query (the placement tool)
 # then measures, while the workload still runs, where its hottest and coldest pages are:
 #   run-damon          hot set's node 0 share beats first touch by >= 30 points, promoted_pages > 0,
 #                      the workload's checksum is intact, summary ends with ended=target-exited
