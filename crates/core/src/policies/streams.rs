@@ -148,14 +148,6 @@ impl StreamDetector {
             .any(|s| Self::confirmed(&self.params, s) && page + trail >= s.last && page < s.ahead.max(s.last + 1))
     }
 
-    /// True when `page` is covered by a confirmed stream (between its first sample and
-    /// its prefetch end): its samples come from the sweep.
-    pub fn covers(&self, page: Page) -> bool {
-        self.streams
-            .iter()
-            .any(|s| Self::confirmed(&self.params, s) && page >= s.first && page < s.ahead.max(s.last + 1))
-    }
-
     /// Heap bytes of the slots.
     pub fn heap_bytes(&self) -> usize {
         self.streams.capacity() * std::mem::size_of::<Stream>()
@@ -185,7 +177,6 @@ mod tests {
         let (next, _) = got[8].clone().unwrap();
         assert_eq!(next, 1142..1162);
         assert!(d.in_window(1150, 0) && d.in_window(1060, 40) && !d.in_window(1000, 0));
-        assert!(d.covers(1000) && !d.covers(999));
     }
 
     #[test]

@@ -486,6 +486,7 @@ impl Policy for TierkitPolicy {
             self.since_age += 1;
             let (threshold, aps, cost) =
                 (self.threshold as f64, self.accesses_per_sample, self.params.migration_cost_accesses);
+            let gap = self.params.streams.map_or(0, |s| s.max_gap);
             if let Some(d) = &mut self.streams {
                 if let Some((ahead, density)) = d.observe(page, time) {
                     // A swept page is worth a place when the sweep samples it as often as
@@ -494,8 +495,11 @@ impl Policy for TierkitPolicy {
                         self.prefetch.extend(ahead.filter(|&p| ctx.mem.tier_of(p).is_some_and(|t| t != TierId::FAST)));
                     }
                 }
-                if d.covers(page) {
-                    continue; // the sweep, not the page, is hot: streams are prefetched, not counted
+                if d.in_window(page, gap) {
+                    // The sweep, not the page, is hot: pages at a sweep's head are prefetched,
+                    // not counted. Samples behind the head count: random accesses to a swept
+                    // array (BC's per-vertex arrays) are real heat.
+                    continue;
                 }
             }
             let c = self.bump(page);
