@@ -461,7 +461,7 @@ impl TierkitPolicy {
                 }
             }
             if self.cursor.passes > start_passes && self.cursor.next >= start {
-                self.futile = (needed == asked).then_some((below, self.aged, self.ticks));
+                self.futile = (needed * 10 > asked * 9).then_some((below, self.aged, self.ticks));
                 return;
             }
         }
