@@ -186,7 +186,7 @@ pub struct TierkitPolicy {
     cursor: ScanCursor,
     scratch: Vec<Resident>,
     /// Agings so far, and the demotion bar, aging and tick at which the last full scan
-    /// pass found nothing to demote: until a count can have fallen below a bar that high (or sweeps
+    /// pass found under a tenth of what it needed: until a count can have fallen below a bar that high (or sweeps
     /// have moved on, `RESCAN_TICKS` later), scanning again only costs page-table reads.
     aged: u64,
     futile: Option<(u32, u64, u32)>,
