@@ -34,7 +34,7 @@ pub use lfu::{LfuParams, LfuPolicy};
 pub use lru::{LruParams, LruPolicy};
 pub use m5::{M5Mode, M5Params, M5Policy};
 pub use memtis::{MemtisParams, MemtisPolicy};
-pub use streams::{StreamDetector, StreamParams};
+pub use streams::{Observation, StreamDetector, StreamParams};
 pub use threshold::{ThresholdParams, ThresholdPolicy};
 pub use tierkit::{TierkitParams, TierkitPolicy};
 pub use tpp::{TppParams, TppPolicy, TppStats};

@@ -67,6 +67,17 @@ struct Stream {
     ahead: Page,
     /// The detector's sample counter when it last advanced (for replacement).
     touched: u64,
+    /// [`StreamDetector::confirmed`], kept current.
+    confirmed: bool,
+}
+
+/// What [`StreamDetector::observe`] found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Observation {
+    /// Pages newly worth prefetching, and the sweep's samples per covered page.
+    pub prefetch: Option<(Range<Page>, f64)>,
+    /// The sample fell in a confirmed sweep's live window.
+    pub in_sweep: bool,
 }
 
 /// Follows ascending sample sequences; see the module documentation.
@@ -74,47 +85,80 @@ struct Stream {
 pub struct StreamDetector {
     params: StreamParams,
     streams: Vec<Stream>,
+    /// Per slot, the pages a sample can interact with it over (`min(first, last - gap)`
+    /// to `max(last + gap, ahead)`) and when it last advanced, kept beside the slots so
+    /// the common case (a sample near no stream) is one tight pass over 24 bytes a slot.
+    spans: Vec<(Page, Page, u64)>,
     clock: u64,
 }
 
 impl StreamDetector {
     /// A detector with `params.slots` empty slots.
     pub fn new(params: StreamParams) -> Self {
-        Self { streams: Vec::with_capacity(params.slots), params, clock: 0 }
+        Self { streams: Vec::with_capacity(params.slots), spans: Vec::with_capacity(params.slots), params, clock: 0 }
     }
 
-    /// Observes a sample of `page` at `time`. When it advances a confirmed stream,
-    /// returns the pages newly worth prefetching (ahead of the stream, never handed out
-    /// before) and the stream's density: samples per page it has covered.
-    pub fn observe(&mut self, page: Page, time: Nanos) -> Option<(Range<Page>, f64)> {
+    /// Observes a sample of `page` at `time`, in one pass over the slots (this runs for
+    /// every sample). Reports whether the page lies in a confirmed sweep's live window
+    /// (from `max_gap` behind its head to the end of its prefetch), and, when the sample
+    /// advances a confirmed sweep, the pages newly worth prefetching (ahead of it, never
+    /// handed out before) with the sweep's density: samples per page it has covered.
+    pub fn observe(&mut self, page: Page, time: Nanos) -> Observation {
         self.clock += 1;
         let gap = self.params.max_gap;
-        if let Some(s) = self.streams.iter_mut().find(|s| page > s.last && page - s.last <= gap) {
+        let (mut advance, mut behind, mut oldest, mut in_sweep) = (None, None, 0, false);
+        let mut oldest_touched = u64::MAX;
+        for (i, &(lo, hi, touched)) in self.spans.iter().enumerate() {
+            if touched < oldest_touched {
+                (oldest, oldest_touched) = (i, touched);
+            }
+            if page < lo || page > hi {
+                continue;
+            }
+            let s = &self.streams[i];
+            if page > s.last {
+                if advance.is_none() && page - s.last <= gap {
+                    advance = Some(i);
+                }
+            } else if behind.is_none() && page >= s.first {
+                behind = Some(i);
+            }
+            in_sweep |= s.confirmed && page + gap >= s.last && page < s.ahead.max(s.last + 1);
+        }
+        if let Some(i) = advance {
+            let params = self.params;
+            let s = &mut self.streams[i];
             s.last = page;
             s.last_time = time;
             s.samples += 1;
             s.hits += 1;
             s.touched = self.clock;
-            let covered = s.last - s.first + 1;
-            if !Self::confirmed(&self.params, s) || s.last_time <= s.first_time {
-                return None;
+            s.confirmed = Self::confirmed(&params, s);
+            self.spans[i] = Self::span(s, gap);
+            if !s.confirmed || s.last_time <= s.first_time {
+                return Observation { prefetch: None, in_sweep };
             }
-            let speed = covered as f64 / (s.last_time - s.first_time) as f64; // pages per ns
-                                                                              // Like readahead's window, never further ahead than the run seen so far: a short
-                                                                              // sweep (one object) overshoots by at most its own length.
-            let ahead = ((speed * self.params.horizon as f64) as u64).clamp(1, self.params.max_ahead.min(covered));
+            let covered = s.last - s.first + 1;
+            // Pages per ns. Like readahead's window, never further ahead than the run seen
+            // so far: a short sweep (one object) overshoots by at most its own length.
+            let speed = covered as f64 / (s.last_time - s.first_time) as f64;
+            let ahead = ((speed * params.horizon as f64) as u64).clamp(1, params.max_ahead.min(covered));
             let from = s.ahead.max(s.last + 1);
             let to = s.last.saturating_add(1 + ahead);
-            if from >= to {
-                return None;
-            }
-            s.ahead = to;
-            return Some((from..to, s.hits as f64 / covered as f64));
+            let prefetch = (from < to).then(|| {
+                s.ahead = to;
+                (from..to, s.hits as f64 / covered as f64)
+            });
+            self.spans[i] = Self::span(s, gap);
+            return Observation { prefetch, in_sweep: true };
         }
-        if let Some(s) = self.streams.iter_mut().find(|s| page >= s.first && page <= s.last) {
+        if let Some(i) = behind {
+            let params = self.params;
+            let s = &mut self.streams[i];
             s.hits += 1;
             s.backs += (page < s.last) as u32;
-            return None;
+            s.confirmed = Self::confirmed(&params, s);
+            return Observation { prefetch: None, in_sweep };
         }
         let fresh = Stream {
             first: page,
@@ -126,13 +170,22 @@ impl StreamDetector {
             backs: 0,
             ahead: 0,
             touched: self.clock,
+            confirmed: false,
         };
+        let span = Self::span(&fresh, gap);
         if self.streams.len() < self.params.slots {
             self.streams.push(fresh);
-        } else if let Some(victim) = self.streams.iter_mut().min_by_key(|s| s.touched) {
-            *victim = fresh;
+            self.spans.push(span);
+        } else {
+            self.streams[oldest] = fresh;
+            self.spans[oldest] = span;
         }
-        None
+        Observation { prefetch: None, in_sweep }
+    }
+
+    /// The pages a sample can interact with `s` over, and when it last advanced.
+    fn span(s: &Stream, gap: u64) -> (Page, Page, u64) {
+        (s.first.min(s.last.saturating_sub(gap)), s.last.saturating_add(gap).max(s.ahead), s.touched)
     }
 
     fn confirmed(params: &StreamParams, s: &Stream) -> bool {
@@ -143,14 +196,13 @@ impl StreamDetector {
     /// behind its last sample to the end of what it prefetched. Such pages are about to
     /// be, or are being, swept and should not be demoted.
     pub fn in_window(&self, page: Page, trail: u64) -> bool {
-        self.streams
-            .iter()
-            .any(|s| Self::confirmed(&self.params, s) && page + trail >= s.last && page < s.ahead.max(s.last + 1))
+        self.streams.iter().any(|s| s.confirmed && page + trail >= s.last && page < s.ahead.max(s.last + 1))
     }
 
     /// Heap bytes of the slots.
     pub fn heap_bytes(&self) -> usize {
         self.streams.capacity() * std::mem::size_of::<Stream>()
+            + self.spans.capacity() * std::mem::size_of::<(Page, Page, u64)>()
     }
 }
 
@@ -165,7 +217,7 @@ mod tests {
         // One page every millisecond, sampled every 10 pages: 1000 pages/s.
         let mut got = Vec::new();
         for i in 0..10u64 {
-            got.push(d.observe(1000 + 10 * i, i * 10 * MILLISECOND));
+            got.push(d.observe(1000 + 10 * i, i * 10 * MILLISECOND).prefetch);
         }
         assert!(got[..7].iter().all(|g| g.is_none()), "confirmed after 4 samples and 64 pages");
         let (range, density) = got[7].clone().unwrap();
@@ -183,7 +235,7 @@ mod tests {
     fn random_samples_do_not_form_streams() {
         let mut d = StreamDetector::new(StreamParams::default());
         let mut rng = crate::dist::Rng::new(7);
-        let confirmed = (0..200_000u64).filter(|&t| d.observe(rng.below(1 << 20), t * 1000).is_some()).count();
+        let confirmed = (0..200_000u64).filter(|&t| d.observe(rng.below(1 << 20), t * 1000).prefetch.is_some()).count();
         assert_eq!(confirmed, 0);
     }
 
@@ -193,7 +245,7 @@ mod tests {
         let mut hits = [0; 2];
         for i in 0..20u64 {
             for (k, base) in [0u64, 1 << 30].into_iter().enumerate() {
-                hits[k] += d.observe(base + 8 * i, i * MILLISECOND).is_some() as usize;
+                hits[k] += d.observe(base + 8 * i, i * MILLISECOND).prefetch.is_some() as usize;
             }
         }
         assert!(hits.iter().all(|&h| h >= 10), "{hits:?}");

@@ -143,6 +143,9 @@ impl Default for TierkitParams {
 /// The most pages ahead of sweeps brought in per tick, as a share of the hot capacity.
 const PREFETCH_SHARE: f64 = 0.25;
 
+/// Samples between prefetching a count and using it.
+const PREFETCH_AHEAD: usize = 8;
+
 /// A page demoted within this many ticks (5 s) of its promotion ping-ponged.
 const PINGPONG_TICKS: u32 = 50;
 
@@ -488,22 +491,27 @@ impl Policy for TierkitPolicy {
 
     fn on_events(&mut self, events: &[Event], ctx: &mut Ctx<'_>) {
         let reserve = self.headroom;
-        for e in events {
+        for (i, e) in events.iter().enumerate() {
+            // Start loading the count of a sample a few ahead: the table outgrows the
+            // caches on large footprints.
+            if let Some(Event::Sample { page, .. }) = events.get(i + PREFETCH_AHEAD) {
+                self.counts.prefetch(*page);
+            }
             let Event::Sample { page, tier, time, .. } = *e else { continue };
             self.tick_samples += 1;
             self.since_age += 1;
             let (threshold, aps, cost) =
                 (self.threshold as f64, self.accesses_per_sample, self.params.migration_cost_accesses);
-            let gap = self.params.streams.map_or(0, |s| s.max_gap);
             if let Some(d) = &mut self.streams {
-                if let Some((ahead, density)) = d.observe(page, time) {
+                let seen = d.observe(page, time);
+                if let Some((ahead, density)) = seen.prefetch {
                     // A swept page is worth a place when the sweep samples it as often as
                     // a page at the hot threshold, and its accesses repay the migration.
                     if density >= threshold && (aps == 0.0 || density * aps >= cost) {
                         self.prefetch.extend(ahead.filter(|&p| ctx.mem.tier_of(p).is_some_and(|t| t != TierId::FAST)));
                     }
                 }
-                if d.in_window(page, gap) {
+                if seen.in_sweep {
                     // The sweep, not the page, is hot: pages at a sweep's head are prefetched,
                     // not counted. Samples behind the head count: random accesses to a swept
                     // array (BC's per-vertex arrays) are real heat.

@@ -154,7 +154,7 @@ impl BlockedCountingBloomFilter {
         for group in pages.chunks(AHEAD) {
             for (h, &page) in hashes.iter_mut().zip(group) {
                 *h = hash_page(page, self.seed);
-                prefetch(&self.lines[self.line_of(*h)]);
+                crate::prefetch::prefetch(&self.lines[self.line_of(*h)]);
             }
             for &h in &hashes[..group.len()] {
                 let i = self.line_of(h);
@@ -162,20 +162,6 @@ impl BlockedCountingBloomFilter {
             }
         }
     }
-}
-
-/// Hints the CPU to start loading `line` into cache (no effect on correctness).
-#[inline(always)]
-fn prefetch(line: &Line) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: prefetching is a hint; it never faults, even for invalid addresses,
-        // and `line` is a valid reference anyway.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((line as *const Line).cast::<i8>()) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = line;
 }
 
 impl FrequencySketch for BlockedCountingBloomFilter {

@@ -89,6 +89,13 @@ impl PageTable {
         }
     }
 
+    /// Starts loading `page`'s home slot into the cache: call it a few lookups ahead
+    /// when walking a batch of pages.
+    #[inline(always)]
+    pub fn prefetch(&self, page: Page) {
+        crate::prefetch::prefetch(&self.slots[self.home(page)]);
+    }
+
     /// The value stored for `page`.
     #[inline]
     pub fn get(&self, page: Page) -> Option<u32> {
