@@ -424,31 +424,7 @@ impl TierkitMetrics {
 /// The symbolic name of `errno` (`"ENOMEM"`), or its number (`"135"`) for one outside
 /// the table.
 pub fn errno_name(errno: i32) -> Cow<'static, str> {
-    let name = match errno {
-        libc::EPERM => "EPERM",
-        libc::ENOENT => "ENOENT",
-        libc::ESRCH => "ESRCH",
-        libc::EINTR => "EINTR",
-        libc::EIO => "EIO",
-        libc::ENXIO => "ENXIO",
-        libc::E2BIG => "E2BIG",
-        libc::EBADF => "EBADF",
-        libc::EAGAIN => "EAGAIN",
-        libc::ENOMEM => "ENOMEM",
-        libc::EACCES => "EACCES",
-        libc::EFAULT => "EFAULT",
-        libc::EBUSY => "EBUSY",
-        libc::EEXIST => "EEXIST",
-        libc::ENODEV => "ENODEV",
-        libc::EINVAL => "EINVAL",
-        libc::ENOSPC => "ENOSPC",
-        libc::ERANGE => "ERANGE",
-        libc::ENOSYS => "ENOSYS",
-        libc::EOPNOTSUPP => "EOPNOTSUPP",
-        libc::EHWPOISON => "EHWPOISON",
-        _ => return Cow::Owned(errno.to_string()),
-    };
-    Cow::Borrowed(name)
+    crate::sys::errno_symbol(errno).map_or_else(|| Cow::Owned(errno.to_string()), Cow::Borrowed)
 }
 
 #[cfg(test)]

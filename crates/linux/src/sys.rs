@@ -19,28 +19,41 @@ impl Errno {
         Self(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO))
     }
 
-    /// The symbolic name of the errnos tierkit meets when moving pages (`"ENOMEM"`),
-    /// or `"errno"` for any other value; stable, for reports and metric labels.
+    /// The symbolic name (`"ENOMEM"`), or `"errno"` for a value outside
+    /// [`errno_symbol`]'s table; stable, for reports and metric labels.
     pub fn name(self) -> &'static str {
-        match self.0 {
-            libc::EPERM => "EPERM",
-            libc::ENOENT => "ENOENT",
-            libc::ESRCH => "ESRCH",
-            libc::EINTR => "EINTR",
-            libc::EIO => "EIO",
-            libc::E2BIG => "E2BIG",
-            libc::EAGAIN => "EAGAIN",
-            libc::ENOMEM => "ENOMEM",
-            libc::EACCES => "EACCES",
-            libc::EFAULT => "EFAULT",
-            libc::EBUSY => "EBUSY",
-            libc::EEXIST => "EEXIST",
-            libc::ENODEV => "ENODEV",
-            libc::EINVAL => "EINVAL",
-            libc::ENOSYS => "ENOSYS",
-            _ => "errno",
-        }
+        errno_symbol(self.0).unwrap_or("errno")
     }
+}
+
+/// The symbolic name of the errnos tierkit meets (moving pages, perf, sysfs, procfs).
+pub fn errno_symbol(errno: i32) -> Option<&'static str> {
+    Some(match errno {
+        libc::EPERM => "EPERM",
+        libc::ENOENT => "ENOENT",
+        libc::ESRCH => "ESRCH",
+        libc::EINTR => "EINTR",
+        libc::EIO => "EIO",
+        libc::ENXIO => "ENXIO",
+        libc::E2BIG => "E2BIG",
+        libc::EBADF => "EBADF",
+        libc::EAGAIN => "EAGAIN",
+        libc::ENOMEM => "ENOMEM",
+        libc::EACCES => "EACCES",
+        libc::EFAULT => "EFAULT",
+        libc::EBUSY => "EBUSY",
+        libc::EEXIST => "EEXIST",
+        libc::ENODEV => "ENODEV",
+        libc::EINVAL => "EINVAL",
+        libc::EMFILE => "EMFILE",
+        libc::ENOSPC => "ENOSPC",
+        libc::ERANGE => "ERANGE",
+        libc::ENOSYS => "ENOSYS",
+        libc::ENODATA => "ENODATA",
+        libc::EOPNOTSUPP => "EOPNOTSUPP",
+        libc::EHWPOISON => "EHWPOISON",
+        _ => return None,
+    })
 }
 
 impl fmt::Display for Errno {

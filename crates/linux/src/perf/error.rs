@@ -5,48 +5,7 @@ use std::path::PathBuf;
 
 use super::detect::PerfKind;
 
-/// An `errno` from a failed perf system call, shown with its symbolic name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Errno(pub i32);
-
-impl Errno {
-    /// The calling thread's current `errno`.
-    pub fn last() -> Self {
-        Self(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO))
-    }
-
-    /// The symbolic name of the errnos `perf_event_open(2)`, `mmap(2)` and the perf
-    /// ioctls return (`"EACCES"`), or `"errno"` for any other value.
-    pub fn name(self) -> &'static str {
-        match self.0 {
-            libc::EPERM => "EPERM",
-            libc::ENOENT => "ENOENT",
-            libc::ESRCH => "ESRCH",
-            libc::EIO => "EIO",
-            libc::E2BIG => "E2BIG",
-            libc::EBADF => "EBADF",
-            libc::EAGAIN => "EAGAIN",
-            libc::ENOMEM => "ENOMEM",
-            libc::EACCES => "EACCES",
-            libc::EFAULT => "EFAULT",
-            libc::EBUSY => "EBUSY",
-            libc::ENODEV => "ENODEV",
-            libc::EINVAL => "EINVAL",
-            libc::EMFILE => "EMFILE",
-            libc::ENOSPC => "ENOSPC",
-            libc::ENOSYS => "ENOSYS",
-            libc::ENODATA => "ENODATA",
-            libc::EOPNOTSUPP => "EOPNOTSUPP",
-            _ => "errno",
-        }
-    }
-}
-
-impl fmt::Display for Errno {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.name(), std::io::Error::from_raw_os_error(self.0))
-    }
-}
+pub use crate::sys::Errno;
 
 /// Why one kind of perf source cannot be used on this machine.
 #[derive(Clone, Debug, PartialEq, Eq)]
