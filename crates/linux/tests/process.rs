@@ -1,9 +1,11 @@
 //! `LiveProcess` on real processes of this host: this test process and a child.
 //!
 //! Moves here are to the node a page is already on (this host has one NUMA node), so no
-//! placement changes; the two-node behaviour is exercised in the QEMU guest.
+//! placement changes; the two-node behaviour is exercised in the QEMU guest. Topologies
+//! read from fixture trees (with a `proc/zoneinfo` of their own) give the process view
+//! nodes with little room.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use tierkit_core::{Memory, MoveStatus, Mover, Plan, Resident, ScanCursor, TierId, HUGE_PAGE_PAGES, PAGE_SIZE};
@@ -55,6 +57,18 @@ fn anon_huge_kib(addr: u64) -> u64 {
     let at = smaps.find(&head).expect("the mapping is in smaps");
     let line = smaps[at..].lines().find(|l| l.starts_with("AnonHugePages:")).unwrap();
     line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// `sleep 5` as a child, once `execve` has mapped it all (`spawn` returns as soon as the
+/// child is in `execve`, when its new address space may hold only a stack; the vDSO is
+/// mapped last).
+fn spawn_sleep() -> std::process::Child {
+    let child = Command::new("sleep").arg("5").spawn().unwrap();
+    let maps = format!("/proc/{}/maps", child.id());
+    while !std::fs::read_to_string(&maps).unwrap().contains("[vdso]") {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    child
 }
 
 fn scan_all(live: &LiveProcess, cursor: &mut ScanCursor, max: usize) -> Vec<Resident> {
@@ -138,19 +152,31 @@ fn own_pages_are_found_scanned_and_moved_in_place() {
         assert!(out.iter().all(|&s| s == MoveStatus::AlreadyThere), "{out:?}");
     }
     if let Some(&h) = huge.first() {
+        // One huge page named three times: moved once, reported once.
         out.clear();
         live.migrate(&[h + 1, h, h + 511], TierId(0), &mut out);
-        assert!(out.iter().all(|&s| s == out[0]) && (!one_node || out[0] == MoveStatus::AlreadyThere), "{out:?}");
+        assert_eq!(out[1..], [MoveStatus::AlreadyThere; 2], "{out:?}");
+        assert!(!one_node || out[0] == MoveStatus::AlreadyThere, "{out:?}");
     }
     // Unmapped and never-touched pages are not resident; unknown tiers are refused.
-    let gone = Region::new(PAGE_SIZE as usize).page();
     let untouched = Region::new(4 * PAGE_SIZE as usize);
+    let gone = Region::new(PAGE_SIZE as usize).page(); // unmapped at once; `untouched` keeps its addresses
     out.clear();
     live.migrate(&[gone, untouched.page(), first], TierId(0), &mut out);
     assert_eq!(out[..2], [MoveStatus::NotResident, MoveStatus::NotResident]);
     assert!(!one_node || out[2] == MoveStatus::AlreadyThere);
     let errnos = &live.pacer().counts().by_errno;
     assert_eq!((errnos.get(&libc::EFAULT), errnos.get(&libc::ENOENT)), (Some(&1), Some(&1)), "{errnos:?}");
+    // The unmapped page (EFAULT) cools down: refused again without a system call; the
+    // page never touched (ENOENT) may be touched any time: asked again.
+    let calls = live.pacer().counts().calls;
+    out.clear();
+    live.migrate(&[gone], TierId(0), &mut out);
+    assert_eq!((out[0], live.pacer().counts().calls), (MoveStatus::NotResident, calls));
+    live.migrate(&[untouched.page()], TierId(0), &mut out);
+    assert_eq!((out[1], live.pacer().counts().calls), (MoveStatus::NotResident, calls + 1));
+    let errnos = &live.pacer().counts().by_errno;
+    assert_eq!((errnos.get(&libc::EFAULT), errnos.get(&libc::ENOENT)), (Some(&1), Some(&2)), "{errnos:?}");
     out.clear();
     live.migrate(&[first], TierId(9), &mut out);
     assert_eq!(out, [MoveStatus::NoSuchTier]);
@@ -180,7 +206,7 @@ fn own_pages_are_found_scanned_and_moved_in_place() {
 #[test]
 fn a_child_is_read_then_seen_gone() {
     let topo = Topology::discover(Path::new("/")).unwrap();
-    let mut child = Command::new("sleep").arg("5").spawn().unwrap();
+    let mut child = spawn_sleep();
     let pid = child.id();
     let maps = read_maps(Path::new("/"), pid).unwrap();
     assert!(maps.iter().any(|m| m.kind == MappingKind::File && m.path.ends_with("/sleep")), "{maps:#?}");
@@ -206,4 +232,142 @@ fn a_child_is_read_then_seen_gone() {
     assert_eq!(out, [MoveStatus::NotResident]);
     assert!(matches!(live.refresh(), Err(ProcessError::Gone { .. })));
     assert!(matches!(LiveProcess::open(pid, &topo), Err(ProcessError::Gone { .. })));
+}
+
+#[test]
+fn repeated_pages_are_moved_once_and_reported_once() {
+    let topo = Topology::discover(Path::new("/")).unwrap();
+    let region = Region::new(8 * PAGE_SIZE as usize);
+    for i in 0..4 {
+        // SAFETY: inside `region`.
+        unsafe { region.addr.add(i * PAGE_SIZE as usize).write_volatile(1) };
+    }
+    let mut live = LiveProcess::open(std::process::id(), &topo).unwrap();
+    let first = region.page();
+    // Pages 0, 1 resident, 4, 5 never touched; each named two or three times.
+    let input: Vec<u64> = [0, 1, 0, 4, 4, 5, 1, 0].iter().map(|&i| first + i).collect();
+    let calls = live.pacer().counts().calls;
+    let mut out = Vec::new();
+    live.migrate(&input, TierId(0), &mut out);
+    assert_eq!(out.len(), input.len());
+    for page in [0, 1, 4, 5].map(|i| first + i) {
+        let reported = input.iter().zip(&out).filter(|&(&p, &s)| p == page && s != MoveStatus::AlreadyThere).count();
+        assert!(reported <= 1, "page {page}: {out:?}");
+    }
+    use MoveStatus::*;
+    assert_eq!(out[3..6], [NotResident, AlreadyThere, NotResident], "the first occurrence carries the status");
+    if topo.nodes.len() == 1 {
+        assert_eq!(
+            out,
+            [
+                AlreadyThere,
+                AlreadyThere,
+                AlreadyThere,
+                NotResident,
+                AlreadyThere,
+                NotResident,
+                AlreadyThere,
+                AlreadyThere
+            ]
+        );
+    }
+    // One move_pages call for the 4 distinct pages: each not-present page counted once.
+    assert_eq!(live.pacer().counts().calls, calls + 1);
+    assert_eq!(live.pacer().counts().by_errno.get(&libc::ENOENT), Some(&2));
+}
+
+/// A copy of fixture `name` with `zoneinfo` as its `proc/zoneinfo`, removed on drop.
+struct FixtureCopy(PathBuf);
+
+impl FixtureCopy {
+    fn new(name: &str, zoneinfo: &str) -> Self {
+        fn copy(from: &Path, to: &Path) {
+            std::fs::create_dir_all(to).unwrap();
+            for entry in std::fs::read_dir(from).unwrap() {
+                let entry = entry.unwrap();
+                let target = to.join(entry.file_name());
+                if entry.file_type().unwrap().is_dir() {
+                    copy(&entry.path(), &target);
+                } else {
+                    std::fs::copy(entry.path(), target).unwrap();
+                }
+            }
+        }
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/topology");
+        let dir = std::env::temp_dir().join(format!("tierkit-process-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        copy(&fixtures.join(name), &dir);
+        std::fs::create_dir_all(dir.join("proc")).unwrap();
+        std::fs::write(dir.join("proc/zoneinfo"), zoneinfo).unwrap();
+        Self(dir)
+    }
+}
+
+impl Drop for FixtureCopy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Node 0 with 100 pages of room: 700 free, high watermark 500, margin 1% of 10000.
+const TIGHT_NODE0: &str =
+    "Node 0, zone   Normal\n  pages free     700\n        min      300\n        low      400\n        \
+                           high     500\n        managed  10000\n        protection: (0, 0, 0)\n";
+
+#[test]
+fn moves_stop_where_the_node_has_no_room_left() {
+    let tree = FixtureCopy::new("one-node", TIGHT_NODE0);
+    let topo = Topology::discover(&tree.0).unwrap();
+    assert_eq!(topo.room_pages(TierId(0)), 100);
+    // Mapped before the process view is built, touched after: the cache does not place
+    // these pages, so each needs room on the destination.
+    let region = Region::new(300 * PAGE_SIZE as usize);
+    let mut live = LiveProcess::open(std::process::id(), &topo).unwrap();
+    assert_eq!(live.free_pages(TierId(0)), 100);
+    for i in 0..300 {
+        // SAFETY: inside `region`.
+        unsafe { region.addr.add(i * PAGE_SIZE as usize).write_volatile(1) };
+    }
+    let pages: Vec<u64> = (region.page()..region.page() + 300).collect();
+    let calls = live.pacer().counts().calls;
+    let mut out = Vec::new();
+    live.migrate(&pages, TierId(0), &mut out);
+    assert_eq!(out.len(), 300);
+    assert!(out[100..].iter().all(|&s| s == MoveStatus::NoSpace), "{:?}", &out[100..]);
+    assert!(out[..100].iter().all(|&s| s != MoveStatus::NoSpace), "{:?}", &out[..100]);
+    assert_eq!(live.pacer().counts().calls, calls + 1, "one call, for the 100 pages with room");
+    assert_eq!(live.free_pages(TierId(0)), 0, "pages that may have moved in keep their room taken");
+    out.clear();
+    live.migrate(&pages[200..201], TierId(0), &mut out);
+    assert_eq!((out[0], live.pacer().counts().calls), (MoveStatus::NoSpace, calls + 1));
+    // The next read replaces the estimate.
+    live.refresh_free().unwrap();
+    assert_eq!(live.free_pages(TierId(0)), 100);
+}
+
+#[test]
+fn a_zombie_target_is_gone_after_one_refused_call() {
+    let topo = Topology::discover(Path::new("/")).unwrap();
+    let mut child = spawn_sleep();
+    let pid = child.id();
+    let mut live = LiveProcess::open(pid, &topo).unwrap();
+    let mut cursor = ScanCursor::default();
+    let resident: Vec<u64> = scan_all(&live, &mut cursor, 64).iter().map(|r| r.page).collect();
+    // Killed, not reaped: a zombie has no address space, and move_pages says EINVAL.
+    // SAFETY: signals the child this test spawned.
+    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGKILL) }, 0);
+    let state = || std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap().split(' ').nth(2).map(str::to_owned);
+    while state().as_deref() != Some("Z") {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let mut out = Vec::new();
+    live.migrate(&resident, TierId(0), &mut out);
+    assert!(out.iter().all(|&s| s == MoveStatus::NotResident), "{out:?}");
+    assert!(live.gone());
+    assert_eq!(live.pacer().counts().call_errors.get(&libc::EINVAL), Some(&1));
+    out.clear();
+    live.migrate(&resident, TierId(0), &mut out);
+    assert_eq!(live.pacer().counts().call_errors.get(&libc::EINVAL), Some(&1), "no second call");
+    assert!(matches!(live.refresh(), Err(ProcessError::Gone { .. })));
+    child.wait().unwrap();
 }

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use tierkit_core::{TierId, PAGE_SIZE};
-use tierkit_linux::topology::{NodeClass, Topology, TopologyError, TopologyOverrides};
+use tierkit_linux::topology::{NodeClass, Topology, TopologyError, TopologyOverrides, ZoneTotals};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/topology").join(name)
@@ -42,12 +42,67 @@ fn qemu_guest_node1_is_the_slow_tier() {
     assert_eq!(infos.len(), 2);
     assert_eq!(infos[1].capacity_pages, 1046528 * 1024 / PAGE_SIZE);
     assert_eq!(infos[1].unloaded_latency_ns, None, "no HMAT here");
-    assert_eq!(topo.free_pages(TierId(1)), 1040312 / 4);
     let text = topo.to_string();
     assert!(text.contains("tier 1 slow: node 1"), "{text}");
     let json = serde_json::to_value(&topo).unwrap();
     assert_eq!(json["nodes"][1]["class"], "slow");
     assert_eq!(json["tiers"][1]["nodes"][0], 1);
+}
+
+/// The guest's `/proc/zoneinfo`: node 0 is DMA + DMA32 (Normal, Movable and Device
+/// empty) with the high watermarks transparent huge pages give a 1 GiB node (66 MiB);
+/// node 1 is all ZONE_MOVABLE (hot-plugged `online_movable`).
+#[test]
+fn qemu_guest_room_is_free_memory_above_watermarks_reserves_and_a_margin() {
+    let topo = Topology::discover(&fixture("qemu-tier")).unwrap();
+    let zones: Vec<ZoneTotals> = topo.nodes.iter().map(|n| n.zones.unwrap()).collect();
+    assert_eq!(zones[0], ZoneTotals { free: 175596, min: 11252, low: 14056, high: 16860, managed: 253514 });
+    assert_eq!(zones[1], ZoneTotals { free: 260078, min: 128, low: 3034, high: 5940, managed: 261632 });
+    // The same free pages meminfo counts.
+    assert_eq!((zones[0].free * 4, zones[1].free * 4), (702384, 1040312));
+    // Node 0: DMA (3584 free, high 254, 975 protected from movable allocations) and DMA32
+    // (172012 free, high 16574); the empty Movable zone's watermark of 32 takes nothing;
+    // margin 1% of 253514 managed.
+    let node0 = (3584 - 254 - 975) + (172012 - 16574) - 2535;
+    // Node 1: its Movable zone above its high watermark, margin 1% of 261632.
+    let node1 = (260078 - 5940) - 2616;
+    assert_eq!((topo.nodes[0].headroom_pages, topo.nodes[1].headroom_pages), (node0, node1));
+    assert_eq!((topo.room_pages(TierId(0)), topo.room_pages(TierId(1))), (node0 as u64, node1 as u64));
+    assert!(topo.room_pages(TierId(0)) < 702384 / 4 - 16860, "less than MemFree above the high watermarks");
+    assert_eq!(topo.room_pages(TierId(2)), 0);
+    let text = topo.to_string();
+    assert!(text.lines().next().unwrap().contains("mem free  room"), "{text}");
+    assert!(text.contains(&format!("{} MiB", node0 * 4 / 1024)), "{text}");
+    let json = serde_json::to_value(&topo).unwrap();
+    assert_eq!(json["nodes"][1]["headroom_pages"], node1);
+    assert_eq!(json["nodes"][0]["zones"]["high"], 16860);
+}
+
+/// Room follows moves: a node's headroom drops by the pages moved in, rises by those
+/// moved out, never counts below zero, and a refresh replaces the estimate.
+#[test]
+fn room_is_adjusted_by_moves_and_replaced_by_a_refresh() {
+    let mut topo = Topology::discover(&fixture("qemu-tier")).unwrap();
+    let read = topo.nodes[1].headroom_pages;
+    topo.nodes[1].adjust_headroom(read + 100);
+    assert_eq!((topo.nodes[1].headroom_pages, topo.nodes[1].room_pages()), (-100, 0));
+    assert_eq!(topo.room_pages(TierId(1)), 0);
+    assert_eq!(topo.roomiest_node(TierId(1)), Some(1), "the only node of the tier, full or not");
+    topo.nodes[1].adjust_headroom(-150);
+    assert_eq!(topo.room_pages(TierId(1)), 50);
+    topo.refresh_memory().unwrap();
+    assert_eq!(topo.nodes[1].headroom_pages, read);
+}
+
+/// Without `proc/zoneinfo` (these fixtures have none) the watermarks are unknown: room
+/// is `MemFree` less 2% of `MemTotal`.
+#[test]
+fn without_zoneinfo_room_keeps_two_percent_back() {
+    let topo = Topology::discover(&fixture("cxl-4node")).unwrap();
+    assert!(topo.nodes.iter().all(|n| n.zones.is_none()));
+    let node0 = (40960000 - 65536000 / 50) / 4;
+    assert_eq!(topo.nodes[0].headroom_pages, node0);
+    assert_eq!(topo.room_pages(TierId(0)), node0 as u64 + (50331648 - 65536000 / 50) / 4);
 }
 
 #[test]
@@ -125,8 +180,11 @@ fn this_host_reads_and_refreshes() {
     let mut topo = Topology::discover(Path::new("/")).unwrap();
     assert!(!topo.nodes.is_empty());
     assert!(topo.tier_infos()[0].capacity_pages > 0);
-    topo.refresh_meminfo().unwrap();
-    assert!(topo.free_pages(TierId(0)) > 0);
+    topo.refresh_memory().unwrap();
+    let node = &topo.nodes[0];
+    let zones = node.zones.expect("this host has a /proc/zoneinfo describing node 0");
+    assert!(zones.managed > 0 && zones.high > zones.low && zones.low > zones.min);
+    assert!(node.headroom_pages < (node.mem_free_kib / 4) as i64, "room is less than MemFree");
     if topo.nodes.len() == 1 {
         assert!(topo.to_string().contains("nothing to tier"));
     }

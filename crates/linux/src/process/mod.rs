@@ -5,9 +5,16 @@
 //! read in 32768-page `pread`s), which are transparent huge pages (`/proc/kpageflags`,
 //! root only) and the node of each present page (`move_pages(2)` with no destination, in
 //! batches of 16384). Between refreshes the cache is updated by every migration, so
-//! policies see their own moves at once. Free memory per tier comes from the nodes'
-//! `meminfo`, re-read on refresh and adjusted by every move.
+//! policies see their own moves at once.
+//!
+//! Free pages per tier ([`Memory::free_pages`]) are the tier's *room*: what its nodes can
+//! take above the kernel's watermarks and reserves plus a margin
+//! ([`crate::topology::zoneinfo`]), re-read by [`LiveProcess::refresh_free`] and adjusted
+//! by every move. Moves never take a node below it, and pages the kernel refuses for a
+//! lasting reason are not retried for a while (the `cooling` submodule); the `migrate`
+//! submodule says what one `migrate` call does.
 
+mod cooling;
 mod migrate;
 mod placement;
 
@@ -20,6 +27,7 @@ use crate::pacing::MovePacer;
 use crate::procfs::{read_maps, KPageFlags, Mapping, Pagemap, PagemapEntry, ProcError};
 use crate::sys::{self, Errno};
 use crate::topology::{Topology, TopologyError};
+use cooling::Cooling;
 use placement::{Placement, Slot, ABSENT, MAX_NODES};
 
 /// Pages per pagemap `pread` (256 KiB of entries; a multiple of 512 so huge pages never
@@ -40,7 +48,7 @@ pub enum ProcessError {
     /// Its procfs files could not be read.
     #[error(transparent)]
     Proc(ProcError),
-    /// The nodes' meminfo could not be re-read.
+    /// The nodes' meminfo or `/proc/zoneinfo` could not be re-read.
     #[error(transparent)]
     Topology(#[from] TopologyError),
     /// The kernel refused to say where the pages are.
@@ -98,6 +106,7 @@ pub struct LiveProcess {
     /// Node id by node index.
     node_ids: Vec<u32>,
     pacer: MovePacer,
+    cooling: Cooling,
     gone: bool,
 }
 
@@ -127,6 +136,7 @@ impl LiveProcess {
             node_index,
             node_ids: memory_nodes.iter().map(|&(id, _)| id).collect(),
             pacer: MovePacer::default(),
+            cooling: Cooling::default(),
             gone: false,
         };
         live.refresh()?;
@@ -144,7 +154,7 @@ impl LiveProcess {
         self.gone
     }
 
-    /// The topology, with free memory as of the last refresh and the moves since.
+    /// The topology, with free memory and room as of the last refresh and the moves since.
     pub fn topology(&self) -> &Topology {
         &self.topology
     }
@@ -183,9 +193,10 @@ impl LiveProcess {
         &mut self.pacer
     }
 
-    /// Re-reads the nodes' free memory (cheap: one small file per node).
+    /// Re-reads the nodes' free memory and room (cheap: one small file per node and
+    /// `/proc/zoneinfo`), replacing the estimates the moves since the last read made.
     pub fn refresh_free(&mut self) -> Result<(), ProcessError> {
-        self.topology.refresh_meminfo()?;
+        self.topology.refresh_memory()?;
         self.tiers = self.topology.tier_infos();
         Ok(())
     }
@@ -196,7 +207,8 @@ impl LiveProcess {
     }
 
     /// Rebuilds the placement cache from the process's maps, pagemap and the kernel's
-    /// page locations, and re-reads free memory.
+    /// page locations, re-reads free memory, and forgets the cool-downs that ended or
+    /// that the new placement shows to be over.
     pub fn refresh(&mut self) -> Result<RefreshStats, ProcessError> {
         if self.gone {
             return Err(ProcessError::Gone { pid: self.pid });
@@ -206,6 +218,10 @@ impl LiveProcess {
             return Err(self.mark_gone());
         }
         let stats = result?;
+        // A page refused as unmapped or the zero page that now sits on a node was
+        // written or mapped again since: it may be moved. Sharing cannot be seen here.
+        let (now, placement) = (self.now(), &self.placement);
+        self.cooling.retain(now, |page, errno| errno == libc::EACCES || placement.tier_of(page).is_none());
         self.refresh_free()?;
         Ok(stats)
     }
@@ -280,7 +296,8 @@ impl LiveProcess {
         query.status.clear();
         query.status.resize(query.slots.len(), 0);
         match sys::move_pages(self.pid as libc::pid_t, &query.addrs, None, &mut query.status, 0) {
-            Err(Errno(libc::ESRCH)) => return Err(ProcessError::Gone { pid: self.pid }),
+            // EINVAL: no address space left (exiting, or a zombie not reaped yet).
+            Err(Errno(libc::ESRCH | libc::EINVAL)) => return Err(ProcessError::Gone { pid: self.pid }),
             Err(errno) => return Err(ProcessError::Query { pid: self.pid, errno }),
             Ok(_) => {}
         }
@@ -327,8 +344,10 @@ impl Memory for LiveProcess {
         &self.tiers
     }
 
+    /// The tier's room: base pages its nodes can take above the kernel's watermarks,
+    /// reserves and tierkit's margin, as last read and adjusted by the moves since.
     fn free_pages(&self, tier: TierId) -> u64 {
-        self.topology.free_pages(tier)
+        self.topology.room_pages(tier)
     }
 
     fn tier_of(&self, page: Page) -> Option<TierId> {

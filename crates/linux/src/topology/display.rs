@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use tierkit_core::PAGE_SIZE;
+
 use super::{Node, Topology};
 
 /// `[0, 1, 2, 5]` as the kernel writes it: `"0-2,5"`; `"-"` when empty.
@@ -40,8 +42,9 @@ fn format_hmat(node: &Node) -> String {
 
 impl fmt::Display for Topology {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let header = ["node", "class", "tier", "cpus", "mem total", "mem free", "mem tier", "distances", "hmat read"];
-        let rows: Vec<[String; 9]> = self
+        let header =
+            ["node", "class", "tier", "cpus", "mem total", "mem free", "room", "mem tier", "distances", "hmat read"];
+        let rows: Vec<[String; 10]> = self
             .nodes
             .iter()
             .map(|n| {
@@ -53,6 +56,7 @@ impl fmt::Display for Topology {
                     format_list(&n.cpus),
                     format_kib(n.mem_total_kib),
                     format_kib(n.mem_free_kib),
+                    format_kib(n.room_pages() * PAGE_SIZE / 1024),
                     n.memory_tier.map_or("-".to_owned(), |t| t.to_string()),
                     if distances.is_empty() { "-".to_owned() } else { distances.join(" ") },
                     format_hmat(n),
@@ -73,6 +77,7 @@ impl fmt::Display for Topology {
         for row in &rows {
             line(f, &row.iter().map(String::as_str).collect::<Vec<_>>())?;
         }
+        writeln!(f, "(room: what tierkit may still move onto a node, above the kernel's watermarks and a margin)")?;
         if !self.kernel_memory_tiers {
             writeln!(f, "(this kernel exposes no memory tiers; classified by CPUs alone)")?;
         }

@@ -11,10 +11,15 @@
 //!
 //! tierkit tiers are those groups, fastest first: [`TierId`] 0 is the fast group.
 //! [`TopologyOverrides`] replace the automatic choice.
+//!
+//! How many pages each node can still take ([`Node::room_pages`]) comes from
+//! `proc/zoneinfo` under the same root: free pages above the kernel's watermarks and
+//! reserves, less a margin (see [`zoneinfo`] for the formula and why).
 
 mod classify;
 mod display;
 mod sysfs;
+pub mod zoneinfo;
 
 use std::path::{Path, PathBuf};
 
@@ -23,6 +28,7 @@ use tierkit_core::{TierId, TierInfo, PAGE_SIZE};
 
 pub use classify::TopologyOverrides;
 pub use sysfs::parse_list;
+pub use zoneinfo::ZoneTotals;
 
 /// Why the topology could not be read or an override was refused.
 #[derive(Debug, thiserror::Error)]
@@ -127,6 +133,13 @@ pub struct Node {
     pub mem_total_kib: u64,
     /// `MemFree` in KiB when last read.
     pub mem_free_kib: u64,
+    /// Its zones' counts from `/proc/zoneinfo` when last read (`None` when the file does
+    /// not describe it).
+    pub zones: Option<ZoneTotals>,
+    /// Base pages it can take before its free memory reaches the kernel's high watermarks
+    /// and reserves plus a margin ([`zoneinfo`]); negative when it is already below. As
+    /// last read, adjusted by the moves since ([`Node::adjust_headroom`]).
+    pub headroom_pages: i64,
     /// The kernel memory tier holding it (`memory_tierN`), when the kernel has tiers.
     pub memory_tier: Option<u32>,
     /// NUMA distance to every node of [`Topology::nodes`], in the same order.
@@ -145,6 +158,29 @@ impl Node {
     /// HMAT attributes as CPUs see them: `access1`, else `access0`.
     pub fn hmat(&self) -> Option<&Access> {
         self.access1.as_ref().or(self.access0.as_ref())
+    }
+
+    /// Base pages that may still be moved onto it (its headroom, 0 when below).
+    pub fn room_pages(&self) -> u64 {
+        self.headroom_pages.max(0) as u64
+    }
+
+    /// Records `pages` base pages moved onto it (negative: moved off it).
+    pub fn adjust_headroom(&mut self, pages: i64) {
+        self.headroom_pages = self.headroom_pages.saturating_sub(pages);
+    }
+
+    /// Sets its counts from `/proc/zoneinfo` (`None`: not described there, so the
+    /// `meminfo` fallback) and its headroom from them.
+    fn set_zones(&mut self, zones: Option<&zoneinfo::NodeZones>) {
+        if self.mem_total_kib == 0 {
+            (self.zones, self.headroom_pages) = (None, 0);
+            return;
+        }
+        (self.zones, self.headroom_pages) = match zones {
+            Some(z) => (Some(z.totals), z.headroom),
+            None => (None, zoneinfo::fallback_headroom(self.mem_total_kib, self.mem_free_kib, PAGE_SIZE / 1024)),
+        };
     }
 }
 
@@ -211,6 +247,8 @@ impl Topology {
                 cpus,
                 mem_total_kib,
                 mem_free_kib,
+                zones: None,
+                headroom_pages: 0,
                 memory_tier: memory_tiers.iter().find(|(_, n)| n.contains(&id)).map(|&(t, _)| t),
                 distances: sysfs::read_distances(&nd.join("distance"))?,
                 access0: sysfs::read_access(&nd.join("access0/initiators"))?,
@@ -220,13 +258,24 @@ impl Topology {
             });
         }
         let tiers = classify::classify(&mut nodes, overrides)?;
-        Ok(Self {
+        let mut topology = Self {
             root: root.to_owned(),
             nodes,
             tiers,
             kernel_memory_tiers: !memory_tiers.is_empty(),
             overridden: overrides.fast.is_some() || overrides.slow.is_some(),
-        })
+        };
+        topology.read_zones()?;
+        Ok(topology)
+    }
+
+    /// Re-reads `proc/zoneinfo` and sets every node's zone counts and headroom.
+    fn read_zones(&mut self) -> Result<(), TopologyError> {
+        let zones = zoneinfo::read_zoneinfo(&self.root)?.unwrap_or_default();
+        for node in &mut self.nodes {
+            node.set_zones(zones.iter().find(|z| z.id == node.id));
+        }
+        Ok(())
     }
 
     /// The root directory it was read from.
@@ -293,25 +342,27 @@ impl Topology {
     }
 
     /// Re-reads every node's `MemTotal`/`MemFree` (memory hot-plug changes the first,
-    /// everything changes the second).
-    pub fn refresh_meminfo(&mut self) -> Result<(), TopologyError> {
+    /// everything changes the second) and its zone counts and headroom (`proc/zoneinfo`),
+    /// replacing the adjustments made since the last read.
+    pub fn refresh_memory(&mut self) -> Result<(), TopologyError> {
         let dir = sysfs::node_dir(&self.root);
         for node in self.nodes.iter_mut().filter(|n| n.class != NodeClass::Memoryless) {
             (node.mem_total_kib, node.mem_free_kib) =
                 sysfs::read_meminfo(&dir.join(format!("node{}/meminfo", node.id)))?;
         }
-        Ok(())
+        self.read_zones()
     }
 
-    /// Free base pages of tier `tier` as of the last read (0 for an unknown tier).
-    pub fn free_pages(&self, tier: TierId) -> u64 {
-        self.tier_nodes(tier).iter().filter_map(|&id| self.node(id)).map(|n| n.mem_free_kib * 1024 / PAGE_SIZE).sum()
+    /// Base pages that may still be moved into tier `tier`: the sum of its nodes'
+    /// [`Node::room_pages`] (0 for an unknown tier).
+    pub fn room_pages(&self, tier: TierId) -> u64 {
+        self.tier_nodes(tier).iter().filter_map(|&id| self.node(id)).map(Node::room_pages).sum()
     }
 
-    /// The node of tier `tier` with the most free memory as of the last read: where
-    /// pages moved to that tier go.
+    /// The node of tier `tier` with the most room as of the last read and the moves
+    /// since (the lowest id among equals): where pages moved to that tier go.
     pub fn roomiest_node(&self, tier: TierId) -> Option<u32> {
         let nodes = self.tier_nodes(tier).iter().filter_map(|&id| self.node(id));
-        nodes.max_by_key(|n| (n.mem_free_kib, std::cmp::Reverse(n.id))).map(|n| n.id)
+        nodes.max_by_key(|n| (n.headroom_pages, std::cmp::Reverse(n.id))).map(|n| n.id)
     }
 }
