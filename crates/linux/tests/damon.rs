@@ -96,6 +96,7 @@ fn options() -> DamonOptions {
         min_regions: 20,
         max_regions: 500,
         state_file: None,
+        init_regions: Vec::new(),
     }
 }
 
@@ -132,6 +133,35 @@ fn start_adds_a_kdamond_with_a_vaddr_stat_scheme_over_everything_and_turns_it_on
         assert_eq!(tree.read(&path), value, "{path}");
     }
     monitor.stop().unwrap();
+}
+
+#[test]
+fn initial_regions_are_written_to_the_target_before_it_is_turned_on() {
+    let tree = Tree::new("init-regions");
+    let regions = format!("{K0}/contexts/0/targets/0/regions");
+    // The kernel creates regions/0..N-1 (with start and end) when nr_regions is written;
+    // the fixture cannot.
+    for i in 0..3 {
+        fs::create_dir_all(tree.root.join(format!("{regions}/{i}"))).unwrap();
+        tree.write(&format!("{regions}/{i}/start"), "0\n");
+        tree.write(&format!("{regions}/{i}/end"), "0\n");
+    }
+    let init = vec![0x1000..0x5000, 0x7f00_0000_0000..0x7f00_0020_0000, 0x7f00_0020_0000..0x7f00_0040_0000];
+    let opts = DamonOptions { init_regions: init.clone(), ..options() };
+    let monitor = DamonMonitor::start(&tree.root, PID, &opts).unwrap();
+    assert_eq!(tree.read(&format!("{regions}/nr_regions")), "3");
+    for (i, r) in init.iter().enumerate() {
+        assert_eq!(tree.read(&format!("{regions}/{i}/start")), r.start.to_string(), "region {i}");
+        assert_eq!(tree.read(&format!("{regions}/{i}/end")), r.end.to_string(), "region {i}");
+    }
+    assert_eq!(tree.read(&format!("{K0}/state")), "on");
+    monitor.stop().unwrap();
+
+    // Without initial regions nothing is written there: DAMON picks its own.
+    let tree = Tree::new("no-init-regions");
+    let before = tree.read(&format!("{regions}/nr_regions"));
+    DamonMonitor::start(&tree.root, PID, &options()).unwrap().stop().unwrap();
+    assert_eq!(tree.read(&format!("{regions}/nr_regions")), before);
 }
 
 #[test]

@@ -2,34 +2,29 @@
 //! tiering, each turned into [`tierkit_core::Event`] batches for the policy (or, for
 //! `kernel`, into the kernel's own promotion and demotion counts).
 //!
-//! # DAMON regions as samples
-//!
-//! Policies that ask for [`Event::Sample`]s (tierkit, FreqTier, HybridTier, LRU, …) get
-//! them from DAMON too. After each aggregation interval every region DAMON found
-//! accessed `a > 0` times (out of `aggr/sample` checks) stands for `a` samples on each
-//! of its resident pages (a transparent huge page counts as one page), on the tier the
-//! page is on, timed now. The total per poll is capped by a budget: the policy's
-//! requested sampling rate times the time since the previous poll (tierkit asks for up
-//! to 100 kHz: 10,000 samples per 100 ms), and never more than [`MAX_DAMON_SAMPLES`].
-//! Over the budget every page's share is scaled down by the same factor, and the
-//! fractions are carried from page to page (error diffusion) so the total matches the
-//! budget and hotter regions keep proportionally more samples. The policy's CPU budget
-//! control (it lowers its rate when tierkit's CPU share grows) therefore also throttles
-//! this adapter. Policies that ask for [`Event::Accessed`] (the `damon` policy) get the
-//! regions as they are.
+//! DAMON monitors the target with at least [`LIVE_MIN_REGIONS`] regions, starting from
+//! its anonymous memory ([`crate::damon::initial_regions`]). Policies that ask for
+//! [`Event::Sample`]s (tierkit, FreqTier, HybridTier, LRU, …) get them from DAMON's
+//! regions through the adapter in [`super::damon_samples`]; policies that ask for
+//! [`Event::Accessed`] (the `damon` policy) get the regions as they are.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use tierkit_core::{Event, Memory, Nanos, Page, Resident, SampleRate, ScanCursor, SourceRequest, TierId, SECOND};
+use tierkit_core::{Event, Memory, Nanos, Page, SourceRequest, TierId};
 
+use super::damon_samples::{regions_to_samples, sample_budget, SampleRng};
 use crate::damon::{self, DamonError, DamonMonitor, DamonOptions, Poll, Region};
 use crate::kernel_tiering::{KernelTiering, KnobGuard, TieringError, TieringOptions, TieringVmstat};
 use crate::perf::{monotonic_ns, samples_to_events, PerfConfig, PerfError, PerfKind, PerfSource, RawSample};
 use crate::status::KnobRestore;
 
-/// Most samples the DAMON adapter produces per poll.
-pub const MAX_DAMON_SAMPLES: usize = 2_000_000;
+/// The fewest regions DAMON keeps for tierkit (`nr_regions/min`; the kernel's default is
+/// 10). DAMON never merges regions beyond its monitored span divided by this, so with
+/// 10 a few large regions (holes included) can cover a whole heap, and a check seldom
+/// lands on its hot pages; in the test guest such a monitor settled on a dozen regions
+/// that all read as idle within 15 s, while with 200 it kept resolving the hot regions.
+pub const LIVE_MIN_REGIONS: u64 = 200;
 
 /// Most perf samples of not-yet-known pages kept for the next process refresh.
 const MAX_DEFERRED: usize = 1 << 20;
@@ -183,6 +178,7 @@ pub struct DamonLive {
     regions: Vec<Region>,
     aggregation: Duration,
     last_poll: Option<Instant>,
+    rng: SampleRng,
 }
 
 /// The perf source's state.
@@ -233,7 +229,8 @@ pub(super) fn check_suited(kind: SourceKind, policy: &str, request: &SourceReque
 }
 
 /// DAMON's intervals: the policy's own when it asks for accessed-bit scans, else the
-/// kernel's defaults; the claim is recorded under `state_dir`.
+/// kernel's defaults; at least [`LIVE_MIN_REGIONS`] regions; the claim is recorded under
+/// `state_dir`.
 fn damon_options(request: Option<&SourceRequest>, state_dir: &Path) -> DamonOptions {
     let mut opts = DamonOptions { state_file: Some(state_dir.join("damon.json")), ..DamonOptions::default() };
     if let Some(scan) = request.and_then(|r| r.accessed) {
@@ -244,6 +241,8 @@ fn damon_options(request: Option<&SourceRequest>, state_dir: &Path) -> DamonOpti
             opts.max_regions = u64::from(max).max(opts.min_regions);
         }
     }
+    opts.min_regions = opts.min_regions.max(LIVE_MIN_REGIONS);
+    opts.max_regions = opts.max_regions.max(opts.min_regions);
     opts
 }
 
@@ -282,13 +281,18 @@ impl LiveSource {
     fn open_kind(kind: SourceKind, setup: &SourceSetup) -> Result<LiveSource, SourceError> {
         match kind {
             SourceKind::Damon => {
-                let opts = damon_options(setup.policy.as_ref().map(|(_, r)| r), &setup.state_dir);
+                let mut opts = damon_options(setup.policy.as_ref().map(|(_, r)| r), &setup.state_dir);
+                // Without the maps (the target is gone, or a fixture has none) DAMON picks its own.
+                if let Ok(maps) = crate::procfs::read_maps(&setup.root, setup.pid) {
+                    opts.init_regions = damon::initial_regions(&maps, opts.min_regions, opts.max_regions);
+                }
                 let monitor = DamonMonitor::start(&setup.root, setup.pid as i32, &opts)?;
                 Ok(LiveSource::Damon(DamonLive {
                     monitor: Some(monitor),
                     regions: Vec::new(),
                     aggregation: Duration::from_micros(opts.aggr_us),
                     last_poll: None,
+                    rng: SampleRng::new(u64::from(setup.pid) ^ crate::perf::monotonic_ns()),
                 }))
             }
             SourceKind::Perf => {
@@ -483,7 +487,7 @@ impl DamonLive {
         }
         let budget = sample_budget(request, elapsed.as_nanos() as Nanos);
         if budget > 0 {
-            regions_to_samples(&self.regions, budget, mem, tier_of, out);
+            regions_to_samples(&self.regions, budget, mem, tier_of, &mut self.rng, out);
         }
         Ok(Polled { samples: (out.len() - before) as u64, ..Polled::default() })
     }
@@ -526,149 +530,10 @@ impl KernelLive {
     }
 }
 
-/// Samples the DAMON adapter may produce for a poll `elapsed` ns after the previous
-/// one: the requested rate times `elapsed` (a period-based rate has no time budget:
-/// the cap), at most [`MAX_DAMON_SAMPLES`]; 0 when the policy asks for no samples.
-pub fn sample_budget(request: &SourceRequest, elapsed: Nanos) -> usize {
-    match request.samples.map(|s| s.rate) {
-        None | Some(SampleRate::Period(0)) => 0,
-        Some(SampleRate::Period(_)) => MAX_DAMON_SAMPLES,
-        Some(SampleRate::Hz(hz)) if hz > 0.0 => {
-            (hz * elapsed as f64 / SECOND as f64).ceil().min(MAX_DAMON_SAMPLES as f64) as usize
-        }
-        Some(SampleRate::Hz(_)) => 0,
-    }
-}
-
-/// Resident units (pages, huge-page heads) of `mem` in pages `first..end`, in order.
-fn for_each_resident(mem: &dyn Memory, first: Page, end: Page, scratch: &mut Vec<Resident>, mut f: impl FnMut(Page)) {
-    let mut cursor = ScanCursor { next: first, passes: 0 };
-    loop {
-        scratch.clear();
-        if mem.scan(&mut cursor, 1024, scratch) == 0 {
-            return;
-        }
-        for r in scratch.iter() {
-            if r.page < first || r.page >= end {
-                return; // past the region, or wrapped around to the lowest page
-            }
-            f(r.page);
-        }
-        if cursor.passes > 0 {
-            return;
-        }
-    }
-}
-
-/// Turns DAMON `regions` into at most `budget` [`Event::Sample`]s on their resident
-/// pages (see the [module documentation](self)), timed `mem.now()` and labelled by
-/// `tier_of`. Returns the number appended.
-pub fn regions_to_samples(
-    regions: &[Region],
-    budget: usize,
-    mem: &dyn Memory,
-    tier_of: &dyn Fn(Page) -> Option<TierId>,
-    out: &mut Vec<Event>,
-) -> usize {
-    let page_range = |r: &Region| (r.start / tierkit_core::PAGE_SIZE, r.end / tierkit_core::PAGE_SIZE);
-    let mut scratch = Vec::new();
-    let mut wanted = 0u64;
-    for r in regions.iter().filter(|r| r.nr_accesses > 0) {
-        let (first, end) = page_range(r);
-        let mut units = 0u64;
-        for_each_resident(mem, first, end, &mut scratch, |_| units += 1);
-        wanted += units * u64::from(r.nr_accesses);
-    }
-    if wanted == 0 || budget == 0 {
-        return 0;
-    }
-    let scale = (budget as f64 / wanted as f64).min(1.0);
-    let (time, before) = (mem.now(), out.len());
-    let mut carry = 0.0f64;
-    for r in regions.iter().filter(|r| r.nr_accesses > 0) {
-        let (first, end) = page_range(r);
-        let share = f64::from(r.nr_accesses) * scale;
-        for_each_resident(mem, first, end, &mut scratch, |page| {
-            carry += share;
-            let n = carry.floor();
-            carry -= n;
-            if let Some(tier) = tier_of(page) {
-                let sample = Event::Sample { page, tier, word: None, write: false, time };
-                out.extend(std::iter::repeat_n(sample, n as usize));
-            }
-        });
-    }
-    out.len() - before
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tierkit_core::{AccessedScan, HintFaults, InMemory, Sampling, MILLISECOND, PAGE_SIZE};
-
-    fn region(first: Page, pages: u64, nr_accesses: u32) -> Region {
-        Region { start: first * PAGE_SIZE, end: (first + pages) * PAGE_SIZE, nr_accesses, age: 0 }
-    }
-
-    fn counts(events: &[Event]) -> std::collections::BTreeMap<Page, usize> {
-        let mut m = std::collections::BTreeMap::new();
-        for e in events {
-            if let Event::Sample { page, .. } = *e {
-                *m.entry(page).or_default() += 1;
-            }
-        }
-        m
-    }
-
-    #[test]
-    fn accessed_regions_become_samples_on_resident_pages() {
-        let mut mem = InMemory::new(&[4, 100]).unwrap();
-        for page in [10, 11, 13, 20, 21, 30] {
-            mem.touch(page);
-        }
-        // 10..14 accessed 3 times (12 not resident), 20..22 once, 30 never.
-        let regions = [region(10, 4, 3), region(20, 2, 1), region(30, 4, 0)];
-        let tier_of = |p: Page| mem.tier_of(p);
-        let mut out = Vec::new();
-        assert_eq!(regions_to_samples(&regions, 1000, &mem, &tier_of, &mut out), 11);
-        let c = counts(&out);
-        assert_eq!(c.into_iter().collect::<Vec<_>>(), [(10, 3), (11, 3), (13, 3), (20, 1), (21, 1)]);
-        // Labels come from `tier_of`: 10, 11, 13, 20 filled the fast tier first.
-        assert!(out.iter().any(|e| matches!(e, Event::Sample { page: 21, tier: TierId(1), .. })));
-    }
-
-    #[test]
-    fn over_budget_every_page_is_scaled_and_the_total_is_kept() {
-        let mut mem = InMemory::new(&[1000, 1000]).unwrap();
-        for page in 0..200 {
-            mem.touch(page);
-        }
-        // 100 hot pages (20 checks) and 100 lukewarm ones (2 checks): 2,200 wanted.
-        let regions = [region(0, 100, 20), region(100, 100, 2)];
-        let tier_of = |p: Page| mem.tier_of(p);
-        let mut out = Vec::new();
-        let n = regions_to_samples(&regions, 220, &mem, &tier_of, &mut out);
-        assert!((219..=220).contains(&n), "{n}");
-        let c = counts(&out);
-        let hot: usize = (0..100).map(|p| c.get(&p).copied().unwrap_or(0)).sum();
-        let warm: usize = (100..200).map(|p| c.get(&p).copied().unwrap_or(0)).sum();
-        assert_eq!(hot, 200, "the hot region keeps its share: 20 x 100 x 0.1");
-        assert!((19..=20).contains(&warm), "{warm}");
-        assert_eq!(regions_to_samples(&regions, 0, &mem, &tier_of, &mut out), 0);
-    }
-
-    #[test]
-    fn the_budget_follows_the_requested_rate() {
-        let at = |rate| SourceRequest {
-            samples: Some(Sampling { rate, slow_tiers_only: false, words: false }),
-            ..Default::default()
-        };
-        assert_eq!(sample_budget(&at(SampleRate::Hz(100_000.0)), 100 * MILLISECOND), 10_000);
-        assert_eq!(sample_budget(&at(SampleRate::Hz(1e12)), SECOND), MAX_DAMON_SAMPLES);
-        assert_eq!(sample_budget(&at(SampleRate::Hz(0.0)), SECOND), 0);
-        assert_eq!(sample_budget(&at(SampleRate::Period(7)), 1), MAX_DAMON_SAMPLES);
-        assert_eq!(sample_budget(&SourceRequest::default(), SECOND), 0);
-    }
+    use tierkit_core::{AccessedScan, HintFaults, Sampling, MILLISECOND};
 
     #[test]
     fn policies_are_matched_to_what_a_source_provides() {
@@ -691,7 +556,13 @@ mod tests {
         let e = check_suited(SourceKind::Damon, "tpp", &hints).unwrap_err().to_string();
         assert!(e.contains("policy tpp needs NUMA hint faults") && e.contains("--source kernel"), "{e}");
         let opts = damon_options(Some(&accessed), Path::new("/tmp/x"));
-        assert_eq!((opts.sample_us, opts.aggr_us, opts.min_regions, opts.max_regions), (5000, 100_000, 10, 1000));
+        assert_eq!((opts.sample_us, opts.aggr_us), (5000, 100_000));
+        assert_eq!((opts.min_regions, opts.max_regions), (LIVE_MIN_REGIONS, 1000), "at least 200 regions live");
+        let sampling = damon_options(Some(&samples), Path::new("/tmp/x"));
+        assert_eq!((sampling.sample_us, sampling.aggr_us, sampling.min_regions), (5000, 100_000, LIVE_MIN_REGIONS));
+        let few = AccessedScan { regions: Some((3, 100)), ..scan };
+        let few = damon_options(Some(&SourceRequest { accessed: Some(few), ..Default::default() }), Path::new("/x"));
+        assert_eq!((few.min_regions, few.max_regions), (LIVE_MIN_REGIONS, LIVE_MIN_REGIONS));
         assert_eq!(opts.state_file.as_deref(), Some(Path::new("/tmp/x/damon.json")));
         assert_eq!("kernel".parse::<SourceChoice>(), Ok(SourceChoice::Only(SourceKind::Kernel)));
         assert!("pebs".parse::<SourceChoice>().unwrap_err().contains("damon, perf, kernel or auto"));

@@ -18,6 +18,8 @@
 
 pub mod regions;
 pub mod sysfs;
+pub mod target_regions;
 
 pub use regions::{to_events, Region};
+pub use target_regions::initial_regions;
 pub use sysfs::{DamonError, DamonMonitor, DamonOptions, Poll, Unavailable};

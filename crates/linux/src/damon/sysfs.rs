@@ -2,7 +2,7 @@
 //! written against `Documentation/admin-guide/mm/damon/usage.rst` of Linux 6.12).
 //!
 //! [`DamonMonitor::start`] claims one kdamond, gives it one `vaddr` context with one
-//! target (the monitored pid) and one `stat` scheme whose access pattern matches every
+//! target (the monitored pid, optionally with initial regions) and one `stat` scheme whose access pattern matches every
 //! region, and turns it on. [`DamonMonitor::poll`] asks the kernel to fill the scheme's
 //! `tried_regions` directory (`update_schemes_tried_regions`) and reads it back: every
 //! region of the target with its access count. Stopping turns the kdamond off and gives
@@ -30,6 +30,7 @@
 
 use std::fs;
 use std::io;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::Duration;
@@ -67,6 +68,9 @@ pub struct DamonOptions {
     pub max_regions: u64,
     /// Where to record the claimed kdamond for recovery after a crash (`None`: nowhere).
     pub state_file: Option<PathBuf>,
+    /// The target's initial regions (sorted, disjoint byte ranges; see
+    /// [`super::initial_regions`]); empty: DAMON starts from its own three regions.
+    pub init_regions: Vec<Range<u64>>,
 }
 
 impl Default for DamonOptions {
@@ -80,6 +84,7 @@ impl Default for DamonOptions {
             min_regions: 10,
             max_regions: 1_000,
             state_file: None,
+            init_regions: Vec::new(),
         }
     }
 }
@@ -95,6 +100,13 @@ impl DamonOptions {
             format!("min_regions ({}) is below 3, the kernel's minimum", self.min_regions)
         } else if self.min_regions > self.max_regions {
             format!("min_regions ({}) is larger than max_regions ({})", self.min_regions, self.max_regions)
+        } else if let Some(r) = self.init_regions.iter().find(|r| r.start >= r.end) {
+            format!("initial region {:#x}..{:#x} is empty", r.start, r.end)
+        } else if let Some(w) = self.init_regions.windows(2).find(|w| w[0].end > w[1].start) {
+            format!(
+                "initial regions {:#x}..{:#x} and {:#x}..{:#x} overlap or are out of order",
+                w[0].start, w[0].end, w[1].start, w[1].end
+            )
         } else {
             return Ok(());
         };
@@ -503,6 +515,15 @@ impl DamonMonitor {
         let targets = ctx.join("targets");
         write_nr(&targets.join("nr_targets"), 1, &targets.join("0"))?;
         sysfs_io::write_value(&targets.join("0/pid_target"), &self.pid.to_string())?;
+        if !opts.init_regions.is_empty() {
+            let regions = targets.join("0/regions");
+            write_nr(&regions.join("nr_regions"), opts.init_regions.len(), &regions.join("0"))?;
+            for (i, r) in opts.init_regions.iter().enumerate() {
+                let dir = regions.join(i.to_string());
+                sysfs_io::write_value(&dir.join("start"), &r.start.to_string())?;
+                sysfs_io::write_value(&dir.join("end"), &r.end.to_string())?;
+            }
+        }
         let schemes = ctx.join("schemes");
         let scheme = self.scheme_dir();
         write_nr(&schemes.join("nr_schemes"), 1, &scheme)?;
@@ -657,6 +678,8 @@ mod tests {
             DamonOptions { sample_us: 200_000, ..ok.clone() },
             DamonOptions { min_regions: 2, ..ok.clone() },
             DamonOptions { min_regions: 2000, ..ok.clone() },
+            DamonOptions { init_regions: vec![0x1000..0x2000, 0x3000..0x3000], ..ok.clone() },
+            DamonOptions { init_regions: vec![0x1000..0x3000, 0x2000..0x4000], ..ok.clone() },
         ] {
             assert!(matches!(bad.validate(), Err(DamonError::InvalidOptions(_))), "{bad:?}");
         }

@@ -1,0 +1,356 @@
+//! DAMON regions as [`Event::Sample`]s, for policies that ask for samples.
+//!
+//! After each aggregation interval every region DAMON found accessed `a > 0` times (out
+//! of `aggr/sample` checks) stands for `a` samples on each of its resident units (base
+//! pages; a transparent huge page counts as one unit), on the tier the unit is on, timed
+//! now. A poll may make at most [`sample_budget`] samples:
+//!
+//! - When the accessed regions' resident units times their counts fit the budget, every
+//!   resident unit gets exactly its region's `a` samples.
+//! - Otherwise samples are drawn: a region in proportion to its pages times `a`, a page
+//!   in it uniformly; a draw that is not a resident unit is dropped (so regions count by
+//!   their resident units, and a huge page is taken with probability 1/512 of its pages'
+//!   draws). Up to the budget, after at most [`DRAWS_PER_SAMPLE`] × budget draws. The
+//!   counts per unit then follow the region's `a` on average, as address sampling
+//!   would, and the cost is proportional to the budget, not to the target's size.
+//!
+//! Either way the samples come in random order, as address sampling delivers them: in
+//! address order they would read as an ascending sweep to a policy that watches for
+//! sequential streams (tierkit's prefetcher leaves the samples at a sweep's head
+//! uncounted).
+//!
+//! The budget does not follow the policy's CPU-budget steps down: DAMON's cost is the
+//! kdamond's and does not depend on the rate, and the samples are cheap to make. It is
+//! the policy's requested rate but at least [`DAMON_MIN_SAMPLE_HZ`], times the time
+//! since the previous poll, capped at [`MAX_DAMON_SAMPLES`].
+
+use tierkit_core::{
+    Event, Memory, Nanos, Page, Resident, SampleRate, ScanCursor, SourceRequest, TierId, HUGE_PAGE_PAGES, PAGE_SIZE,
+    SECOND,
+};
+
+use crate::damon::Region;
+
+/// Most samples the DAMON adapter produces per poll.
+pub const MAX_DAMON_SAMPLES: usize = 2_000_000;
+
+/// The lowest rate, in samples per second, the DAMON adapter synthesizes at when the
+/// policy asks for samples (tierkit's highest rate, FreqTier's top level).
+pub const DAMON_MIN_SAMPLE_HZ: f64 = 100_000.0;
+
+/// Draws per sample the drawing method may spend before it gives up on the budget
+/// (sparse regions: most draws land on pages that are not resident).
+pub const DRAWS_PER_SAMPLE: usize = 4;
+
+/// Samples the DAMON adapter may produce for a poll `elapsed` ns after the previous
+/// one: the requested rate, at least [`DAMON_MIN_SAMPLE_HZ`], times `elapsed` (a
+/// period-based rate has no time budget: the cap), at most [`MAX_DAMON_SAMPLES`]; 0
+/// when the policy asks for no samples.
+pub fn sample_budget(request: &SourceRequest, elapsed: Nanos) -> usize {
+    match request.samples.map(|s| s.rate) {
+        None | Some(SampleRate::Period(0)) => 0,
+        Some(SampleRate::Period(_)) => MAX_DAMON_SAMPLES,
+        Some(SampleRate::Hz(hz)) if hz > 0.0 => {
+            let hz = hz.max(DAMON_MIN_SAMPLE_HZ);
+            (hz * elapsed as f64 / SECOND as f64).ceil().min(MAX_DAMON_SAMPLES as f64) as usize
+        }
+        Some(SampleRate::Hz(_)) => 0,
+    }
+}
+
+/// A xorshift64* generator: cheap, and good enough to pick sample positions.
+#[derive(Clone, Debug)]
+pub struct SampleRng(u64);
+
+impl SampleRng {
+    /// A generator from `seed` (any value; 0 is replaced).
+    pub fn new(seed: u64) -> Self {
+        Self(if seed == 0 { 0x9E37_79B9_7F4A_7C15 } else { seed })
+    }
+
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// A number in `0..n` (`n > 0`).
+    fn below(&mut self, n: u64) -> u64 {
+        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
+    }
+}
+
+/// Calls `f` on the resident units (pages, huge-page heads) of `mem` in pages
+/// `first..end`, in order, until it returns false.
+fn for_each_resident(
+    mem: &dyn Memory,
+    first: Page,
+    end: Page,
+    scratch: &mut Vec<Resident>,
+    mut f: impl FnMut(Page) -> bool,
+) {
+    let mut cursor = ScanCursor { next: first, passes: 0 };
+    loop {
+        scratch.clear();
+        if mem.scan(&mut cursor, 1024, scratch) == 0 {
+            return;
+        }
+        for r in scratch.iter() {
+            if r.page < first || r.page >= end || !f(r.page) {
+                return; // past the region, wrapped around to the lowest page, or done
+            }
+        }
+        if cursor.passes > 0 {
+            return;
+        }
+    }
+}
+
+/// The resident unit holding `page`: its huge page's head, or the page itself;
+/// `None` when it is not resident.
+fn unit_of(mem: &dyn Memory, page: Page, scratch: &mut Vec<Resident>) -> Option<(Page, bool)> {
+    let head = page - page % HUGE_PAGE_PAGES;
+    scratch.clear();
+    mem.scan(&mut ScanCursor { next: head, passes: 0 }, 1, scratch);
+    match scratch.first() {
+        Some(r) if r.huge && r.page == head => Some((head, true)),
+        _ => mem.tier_of(page).map(|_| (page, false)),
+    }
+}
+
+fn page_range(r: &Region) -> (Page, Page) {
+    (r.start / PAGE_SIZE, r.end / PAGE_SIZE)
+}
+
+/// Turns DAMON `regions` into at most `budget` [`Event::Sample`]s on their resident
+/// units (see the [module documentation](self)), timed `mem.now()`, labelled by
+/// `tier_of`, in an order shuffled with `rng`. Returns the number appended.
+pub fn regions_to_samples(
+    regions: &[Region],
+    budget: usize,
+    mem: &dyn Memory,
+    tier_of: &dyn Fn(Page) -> Option<TierId>,
+    rng: &mut SampleRng,
+    out: &mut Vec<Event>,
+) -> usize {
+    // Accessed regions with the running total of their pages times their counts.
+    let mut accessed: Vec<(&Region, u64)> = Vec::new();
+    let mut total = 0u64;
+    for r in regions.iter().filter(|r| r.nr_accesses > 0) {
+        let (first, end) = page_range(r);
+        if end > first {
+            total += (end - first) * u64::from(r.nr_accesses);
+            accessed.push((r, total));
+        }
+    }
+    if total == 0 || budget == 0 {
+        return 0;
+    }
+    let (time, before) = (mem.now(), out.len());
+    let sample = |page, tier| Event::Sample { page, tier, word: None, write: false, time };
+    let mut scratch = Vec::new();
+    // Resident units times counts, counted only as far as the budget: the walk costs at
+    // most `budget` steps either way.
+    let mut wanted = 0u64;
+    for (r, _) in &accessed {
+        let (first, end) = page_range(r);
+        for_each_resident(mem, first, end, &mut scratch, |_| {
+            wanted += u64::from(r.nr_accesses);
+            wanted <= budget as u64
+        });
+        if wanted > budget as u64 {
+            break;
+        }
+    }
+    if wanted <= budget as u64 {
+        for (r, _) in &accessed {
+            let (first, end) = page_range(r);
+            for_each_resident(mem, first, end, &mut scratch, |page| {
+                if let Some(tier) = tier_of(page) {
+                    out.extend(std::iter::repeat_n(sample(page, tier), r.nr_accesses as usize));
+                }
+                true
+            });
+        }
+        let made = &mut out[before..];
+        for i in (1..made.len()).rev() {
+            made.swap(i, rng.below(i as u64 + 1) as usize);
+        }
+    } else {
+        let mut draws = budget.saturating_mul(DRAWS_PER_SAMPLE);
+        while out.len() - before < budget && draws > 0 {
+            draws -= 1;
+            let u = rng.below(total);
+            let i = accessed.partition_point(|&(_, upto)| upto <= u);
+            let (r, upto) = accessed[i];
+            let (first, end) = page_range(r);
+            let weight = (end - first) * u64::from(r.nr_accesses);
+            // Within the region's span of `total`, each page owns `nr_accesses` values.
+            let page = first + (u - (upto - weight)) / u64::from(r.nr_accesses);
+            let Some((unit, huge)) = unit_of(mem, page, &mut scratch) else { continue };
+            if huge && rng.below(HUGE_PAGE_PAGES) != 0 {
+                continue; // a huge page is one unit: one draw in 512 of its pages counts
+            }
+            if let Some(tier) = tier_of(unit) {
+                out.push(sample(unit, tier));
+            }
+        }
+    }
+    out.len() - before
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+    use tierkit_core::policies::{build, PolicySetup};
+    use tierkit_core::{Ctx, InMemory, Mover, Plan, Sampling, MILLISECOND};
+
+    fn region(first: Page, pages: u64, nr_accesses: u32) -> Region {
+        Region { start: first * PAGE_SIZE, end: (first + pages) * PAGE_SIZE, nr_accesses, age: 0 }
+    }
+
+    fn counts(events: &[Event]) -> BTreeMap<Page, usize> {
+        let mut m = BTreeMap::new();
+        for e in events {
+            if let Event::Sample { page, .. } = *e {
+                *m.entry(page).or_default() += 1;
+            }
+        }
+        m
+    }
+
+    fn in_range(c: &BTreeMap<Page, usize>, pages: std::ops::Range<Page>) -> usize {
+        c.range(pages).map(|(_, n)| n).sum()
+    }
+
+    #[test]
+    fn within_the_budget_each_resident_unit_gets_its_regions_count() {
+        let mut mem = InMemory::new(&[4, 100]).unwrap();
+        for page in [10, 11, 13, 20, 21, 30] {
+            mem.touch(page);
+        }
+        // 10..14 accessed 3 times (12 not resident), 20..22 once, 30 never.
+        let regions = [region(10, 4, 3), region(20, 2, 1), region(30, 4, 0)];
+        let tier_of = |p: Page| mem.tier_of(p);
+        let mut out = Vec::new();
+        let n = regions_to_samples(&regions, 1000, &mem, &tier_of, &mut SampleRng::new(1), &mut out);
+        assert_eq!(n, 11);
+        assert_eq!(counts(&out).into_iter().collect::<Vec<_>>(), [(10, 3), (11, 3), (13, 3), (20, 1), (21, 1)]);
+        // Labels come from `tier_of`: 10, 11, 13, 20 filled the fast tier first.
+        assert!(out.iter().any(|e| matches!(e, Event::Sample { page: 21, tier: TierId(1), .. })));
+        let order: Vec<Page> =
+            out.iter().filter_map(|e| if let Event::Sample { page, .. } = e { Some(*page) } else { None }).collect();
+        assert!(order.windows(2).any(|w| w[0] > w[1]), "not in address order: {order:?}");
+    }
+
+    #[test]
+    fn over_the_budget_samples_are_drawn_by_resident_pages_times_counts() {
+        let mut mem = InMemory::new(&[100_000, 100_000]).unwrap();
+        // 1,000 hot pages (20 checks), 10,000 lukewarm ones (2 checks), and a lukewarm region
+        // with only every other page resident.
+        for page in (0..11_000).chain((20_000..30_000).step_by(2)) {
+            mem.touch(page);
+        }
+        let regions = [region(0, 1000, 20), region(1000, 10_000, 2), region(20_000, 10_000, 2)];
+        let tier_of = |p: Page| mem.tier_of(p);
+        let mut out = Vec::new();
+        let n = regions_to_samples(&regions, 10_000, &mem, &tier_of, &mut SampleRng::new(7), &mut out);
+        assert_eq!(n, 10_000, "enough resident pages: the budget is met");
+        let c = counts(&out);
+        // Resident weights: 20,000 hot, 20,000 lukewarm, 10,000 in the sparse region.
+        let (hot, warm, sparse) = (in_range(&c, 0..1000), in_range(&c, 1000..11_000), in_range(&c, 20_000..30_000));
+        assert!((3_800..=4_200).contains(&hot), "{hot}");
+        assert!((3_800..=4_200).contains(&warm), "{warm}");
+        assert!((1_800..=2_200).contains(&sparse), "{sparse}");
+        assert!(c.keys().all(|&p| mem.tier_of(p).is_some()), "only resident pages");
+        assert_eq!(regions_to_samples(&regions, 0, &mem, &tier_of, &mut SampleRng::new(7), &mut out), 0);
+    }
+
+    #[test]
+    fn a_huge_page_is_one_unit_and_sparse_regions_give_up_after_the_draw_limit() {
+        let mut mem = InMemory::new(&[100_000, 100_000]).unwrap();
+        mem.place(0, TierId(1), true); // a huge page over pages 0..512
+        for page in 512..1024 {
+            mem.touch(page);
+        }
+        let regions = [region(0, 1024, 10)];
+        let tier_of = |p: Page| mem.tier_of(p);
+        let mut out = Vec::new();
+        // 10,240 wanted by pages, 5,130 by units: drawing, a budget of 2,000.
+        let n = regions_to_samples(&regions, 2000, &mem, &tier_of, &mut SampleRng::new(3), &mut out);
+        assert_eq!(n, 2000);
+        let c = counts(&out);
+        assert!(c.get(&0).copied().unwrap_or(0) <= 20, "the huge page counts as one unit: {:?}", c.get(&0));
+        assert!(c.keys().all(|&p| p == 0 || p >= 512), "samples name the huge page's head");
+        // One resident page in a thousand: the draws run out long before the budget.
+        let mut sparse = InMemory::new(&[10, 10_000]).unwrap();
+        for page in (0..1 << 20).step_by(1000) {
+            sparse.touch(page);
+        }
+        let tier_of = |p: Page| sparse.tier_of(p);
+        let n = regions_to_samples(&[region(0, 1 << 20, 1)], 100, &sparse, &tier_of, &mut SampleRng::new(3), &mut out);
+        assert!(n <= 5, "{n}");
+    }
+
+    #[test]
+    fn the_budget_has_a_floor_the_policys_cpu_steps_do_not_lower() {
+        let at = |rate| SourceRequest {
+            samples: Some(Sampling { rate, slow_tiers_only: false, words: false }),
+            ..Default::default()
+        };
+        assert_eq!(sample_budget(&at(SampleRate::Hz(100_000.0)), 100 * MILLISECOND), 10_000);
+        assert_eq!(sample_budget(&at(SampleRate::Hz(1_000.0)), 100 * MILLISECOND), 10_000, "the floor");
+        assert_eq!(sample_budget(&at(SampleRate::Hz(400_000.0)), 100 * MILLISECOND), 40_000);
+        assert_eq!(sample_budget(&at(SampleRate::Hz(1e12)), SECOND), MAX_DAMON_SAMPLES);
+        assert_eq!(sample_budget(&at(SampleRate::Hz(0.0)), SECOND), 0);
+        assert_eq!(sample_budget(&at(SampleRate::Period(7)), 1), MAX_DAMON_SAMPLES);
+        assert_eq!(sample_budget(&SourceRequest::default(), SECOND), 0);
+    }
+
+    /// Feeds the tierkit policy 2 s of DAMON polls over `pages` slow pages in 64-page
+    /// regions: one in 32 accessed 20 times, the others `lukewarm` times. Returns the hot
+    /// pages that ended on the fast tier (1,024 pages), and how many there are.
+    fn tierkit_on_damon(pages: u64, lukewarm: u32) -> (usize, usize) {
+        let fast = 1024u64;
+        let mut mem = InMemory::new(&[fast, 4 * pages]).unwrap();
+        for page in 0..pages {
+            mem.place(page, TierId(1), false);
+        }
+        let mut policy = build("tierkit", &PolicySetup { fast_pages: fast, pages }).unwrap().unwrap();
+        let regions: Vec<Region> =
+            (0..pages / 64).map(|c| region(c * 64, 64, if c % 32 == 5 { 20 } else { lukewarm })).collect();
+        let hot: Vec<Page> =
+            regions.iter().filter(|r| r.nr_accesses == 20).flat_map(|r| page_range(r).0..page_range(r).1).collect();
+        let (mut plan, mut sources, mut mover) = (Plan::default(), policy.sources(), Mover::default());
+        let (mut rng, mut results) = (SampleRng::new(11), Vec::new());
+        for _ in 0..20 {
+            let budget = sample_budget(&policy.sources(), 100 * MILLISECOND);
+            let mut events = Vec::new();
+            let tier_of = |p: Page| mem.tier_of(p);
+            regions_to_samples(&regions, budget, &mem, &tier_of, &mut rng, &mut events);
+            policy.on_events(&events, &mut Ctx { mem: &mem, plan: &mut plan, sources: &mut sources });
+            let telemetry =
+                tierkit_core::Telemetry { now: mem.now(), interval: 100 * MILLISECOND, ..Default::default() };
+            policy.on_tick(&telemetry, &mut Ctx { mem: &mem, plan: &mut plan, sources: &mut sources });
+            results.clear();
+            mover.execute(&mut plan, &mut mem, &mut results);
+            policy.on_moved(&results);
+            mem.advance(100 * MILLISECOND);
+        }
+        (hot.iter().filter(|&&p| mem.tier_of(p) == Some(TierId::FAST)).count(), hot.len())
+    }
+
+    /// The tierkit policy promotes clustered hot pages from DAMON samples within 2 s,
+    /// whether they are made exactly (4,096 pages) or drawn (8,192).
+    #[test]
+    fn the_tierkit_policy_promotes_hot_clusters_from_damon_samples() {
+        for (pages, lukewarm) in [(4096, 1), (8192, 2)] {
+            let (on_fast, hot) = tierkit_on_damon(pages, lukewarm);
+            assert!(on_fast * 10 >= hot * 9, "{pages} pages: {on_fast} of {hot} hot pages on the fast tier");
+        }
+    }
+}
