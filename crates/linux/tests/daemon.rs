@@ -12,6 +12,7 @@ use tierkit_core::policies::PolicySetup;
 use tierkit_core::{Event, InMemory, Memory};
 use tierkit_linux::daemon::live_source::SourceSetup;
 use tierkit_linux::daemon::profile::{self, ProfileChoice, ProfileConfig, ProfileMethod};
+use tierkit_linux::daemon::telemetry::process_cpu_ns;
 use tierkit_linux::daemon::{self, DaemonConfig, DaemonError, Ended, LiveSource, SourceChoice, SourceKind};
 use tierkit_linux::signals::Signals;
 use tierkit_linux::target::{Target, TargetExit};
@@ -61,9 +62,20 @@ fn a_dry_run_samples_the_target_and_ends_when_it_exits() {
     let signals = Signals::install().unwrap();
     let mut target = Target::spawn(&faulting_child(7)).unwrap();
     let mut log = Vec::new();
+    // CPU used before the run, which the run's own cost must not include.
+    let start = process_cpu_ns(None).unwrap();
+    let mut x = 0u64;
+    while process_cpu_ns(None).unwrap() < start + 30_000_000 {
+        x = std::hint::black_box(x.wrapping_add(1));
+    }
+    let cpu_before = process_cpu_ns(None).unwrap();
     let report = daemon::run(&cfg, &mut target, &signals, &mut log).unwrap();
+    let cpu_during = Duration::from_nanos(process_cpu_ns(None).unwrap() - cpu_before);
     let log = String::from_utf8(log).unwrap();
     assert_eq!(report.ended, Ended::TargetExited(TargetExit::Code(7)), "{log}");
+    // The own cost covers the run alone, to the nanosecond (not the CPU this test process
+    // used before it, nor 10 ms clock ticks: a run of a few ms once read as 526% of a core).
+    assert!(report.summary.cpu <= cpu_during, "{:?} > {cpu_during:?}", report.summary.cpu);
     assert_eq!(daemon::run_exit_code(&report), 7);
     assert!(report.summary.samples > 0, "page faults of the growing string are sampled:\n{log}");
     assert!(report.summary.dry_run);

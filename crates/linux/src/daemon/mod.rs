@@ -267,6 +267,7 @@ pub fn run(
     log: &mut dyn Write,
 ) -> Result<Report, DaemonError> {
     let started = Instant::now();
+    let started_cpu = telemetry::process_cpu_ns(None).unwrap_or(0);
     let topology = preflight(cfg)?;
     if let Some(why) = topology.nothing_to_tier() {
         writeln!(log, "tierkit: note: {why}; policies decide, but no page can change tier")?;
@@ -294,7 +295,7 @@ pub fn run(
     };
     let ended_early = |target: &mut Target, log: &mut dyn Write| -> Result<Option<Report>, DaemonError> {
         let Some(ended) = early_exit(target) else { return Ok(None) };
-        let report = session::empty_report(cfg, pid, ended, started);
+        let report = session::empty_report(cfg, pid, ended, (started, started_cpu));
         write!(log, "{}", report.render())?;
         Ok(Some(report))
     };
@@ -352,7 +353,7 @@ pub fn run(
         },
         None => None,
     };
-    let mut session = session::Session::new(cfg, process, engine, source, metrics, started);
+    let mut session = session::Session::new(cfg, process, engine, source, metrics, (started, started_cpu));
     session.announce(log, server.as_ref().map(MetricsServer::local_addr))?;
     let ended = session.run_loop(target, signals, log);
     let report = session.finish(ended, log);

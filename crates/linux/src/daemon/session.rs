@@ -9,11 +9,12 @@ use std::time::{Duration, Instant};
 use tierkit_core::{Event, Memory, Page, SourceRequest, MILLISECOND, PAGE_SIZE};
 
 use super::engine::Engine;
+use super::engine::Round;
 use super::live_source::{LiveSource, SourceKind};
 use super::report::{ending_of, Ended, Report};
-use super::telemetry::{fast_residency, TelemetryBuilder};
+use super::telemetry::{fast_residency, process_cpu_ns, TelemetryBuilder};
 use super::{exit_of, missing, DaemonConfig};
-use crate::metrics::{errno_name, Direction, TierkitMetrics};
+use crate::metrics::{errno_name, Direction, Kind, TierkitMetrics};
 use crate::perms::Need;
 use crate::process::{LiveProcess, ProcessError};
 use crate::selfstat::{CpuMeter, SelfUsage};
@@ -30,6 +31,34 @@ const REFRESH_FAILURES: u32 = 3;
 /// How often the gauges (residency, hit ratio, tierkit's own CPU time and RSS) are
 /// re-published.
 const USAGE_EVERY: Duration = Duration::from_secs(1);
+/// Pages per step of a move round: between steps the status line and gauges are
+/// published when due (about 0.3 s of moves under QEMU's emulation, 20 ms on hardware).
+const MOVE_STEP_PAGES: usize = 4096;
+/// The longest a move round runs before the loop polls, ticks and checks for signals and
+/// the target's exit again (the rest of the plan waits for the next pass).
+const MOVE_ROUND: Duration = Duration::from_secs(1);
+/// The metric family of the kdamond's CPU time (DAMON source only).
+const KDAMOND_CPU: &str = "tierkit_kdamond_cpu_seconds_total";
+
+/// CPU time of this process since `start_ns` on its CPU clock (nanosecond precision,
+/// unlike `/proc/self/stat`'s clock ticks).
+pub(super) fn own_cpu_since(start_ns: u64) -> Duration {
+    Duration::from_nanos(process_cpu_ns(None).unwrap_or(start_ns).saturating_sub(start_ns))
+}
+
+/// The kdamond working for tierkit, whose CPU time is reported beside tierkit's own.
+struct Kdamond {
+    pid: i32,
+    start_ns: u64,
+    meter: CpuMeter,
+}
+
+impl Kdamond {
+    /// Its CPU time since tierkit started it (`None` once it is gone).
+    fn cpu(&self) -> Option<Duration> {
+        process_cpu_ns(Some(self.pid)).map(|ns| Duration::from_nanos(ns.saturating_sub(self.start_ns)))
+    }
+}
 
 /// Counts at the previous status line.
 #[derive(Clone, Copy)]
@@ -45,6 +74,8 @@ struct Mark {
 pub(super) struct Session<'a> {
     cfg: &'a DaemonConfig,
     started: Instant,
+    /// tierkit's CPU clock when the run started (ns).
+    started_cpu: u64,
     process: LiveProcess,
     engine: Option<Engine>,
     source: Option<LiveSource>,
@@ -62,6 +93,7 @@ pub(super) struct Session<'a> {
     next_status: Option<Instant>,
     mark: Mark,
     cpu: CpuMeter,
+    kdamond: Option<Kdamond>,
     usage: SelfUsage,
     next_usage: Instant,
     warned_permission: bool,
@@ -75,7 +107,7 @@ impl<'a> Session<'a> {
         engine: Option<Engine>,
         source: LiveSource,
         metrics: TierkitMetrics,
-        started: Instant,
+        (started, started_cpu): (Instant, u64),
     ) -> Self {
         let tick = cfg
             .tick
@@ -84,10 +116,22 @@ impl<'a> Session<'a> {
             .max(Duration::from_millis(1));
         let usage = SelfUsage::read(&cfg.root).unwrap_or_default();
         let now = Instant::now();
+        let kdamond = source.helper_pid().and_then(|pid| {
+            let start_ns = process_cpu_ns(Some(pid))?;
+            Some(Kdamond { pid, start_ns, meter: CpuMeter::new(Duration::ZERO) })
+        });
+        if kdamond.is_some() {
+            metrics.shared().with(|r| {
+                let help = "CPU time of the kdamond kernel thread monitoring the target for tierkit, in seconds.";
+                let _ = r.declare(KDAMOND_CPU, Kind::Counter, help);
+                let _ = r.add(KDAMOND_CPU, &[], 0.0);
+            });
+        }
         let mut session = Self {
-            telemetry: TelemetryBuilder::new(source.accesses_per_sample(), source.helper_pid(), process.now()),
+            telemetry: TelemetryBuilder::new(source.accesses_per_sample(), process.now()),
             cfg,
             started,
+            started_cpu,
             process,
             engine,
             source: Some(source),
@@ -102,7 +146,8 @@ impl<'a> Session<'a> {
             refresh_failures: 0,
             next_status: cfg.status_every.filter(|d| !d.is_zero()).map(|d| now + d),
             mark: Mark { at: now, samples: 0, lost: 0, promoted: 0, demoted: 0 },
-            cpu: CpuMeter::new(usage.cpu),
+            cpu: CpuMeter::new(own_cpu_since(started_cpu)),
+            kdamond,
             usage,
             next_usage: now + USAGE_EVERY,
             warned_permission: false,
@@ -193,14 +238,14 @@ impl<'a> Session<'a> {
             });
         }
         self.deliver();
-        self.execute(log);
+        self.execute(signals, log);
         let now = Instant::now();
         if now >= self.next_tick {
             self.on_tick();
             self.next_tick = (self.next_tick + self.tick).max(now);
         }
         if now >= self.next_refresh {
-            self.refresh(log).map_err(|e| stop_because(target, e))?;
+            self.refresh(signals, log).map_err(|e| stop_because(target, e))?;
         }
         self.publish(now, log);
         Ok(())
@@ -242,12 +287,28 @@ impl<'a> Session<'a> {
         self.events.clear();
     }
 
-    /// Executes the policy's plan within the pacer's allowance and counts the outcome.
-    fn execute(&mut self, log: &mut dyn Write) {
-        let Some(engine) = self.engine.as_mut() else { return };
-        let now = self.process.now();
-        let allowance = self.process.pacer_mut().allowance(now);
-        let round = engine.execute(&mut self.process, allowance);
+    /// Executes the policy's plan within the pacer's allowance, in steps of
+    /// [`MOVE_STEP_PAGES`] with the status line and gauges published between them, for
+    /// at most [`MOVE_ROUND`] or until a signal arrives; counts the outcome.
+    fn execute(&mut self, signals: &Signals, log: &mut dyn Write) {
+        let began = Instant::now();
+        loop {
+            let Some(engine) = self.engine.as_mut() else { return };
+            let now = self.process.now();
+            let allowance = self.process.pacer_mut().allowance(now);
+            let step = allowance.min(MOVE_STEP_PAGES);
+            let round = engine.execute(&mut self.process, step);
+            let more = engine.queued() > 0 && allowance > step && !engine.is_dry_run();
+            self.account(&round, log);
+            if !more || began.elapsed() >= MOVE_ROUND || signals.received().is_some() || self.process.gone() {
+                return;
+            }
+            self.publish(Instant::now(), log);
+        }
+    }
+
+    /// Counts a move round in the metrics; says once when permissions refuse moves.
+    fn account(&mut self, round: &Round, log: &mut dyn Write) {
         self.metrics.add_moved(Direction::Promote, round.promoted, round.promoted * PAGE_SIZE);
         self.metrics.add_moved(Direction::Demote, round.demoted, round.demoted * PAGE_SIZE);
         for (&errno, &n) in &round.errors {
@@ -282,7 +343,7 @@ impl<'a> Session<'a> {
     }
 
     /// Rebuilds the process view; `Err` ends the run (the message says why).
-    fn refresh(&mut self, log: &mut dyn Write) -> Result<(), String> {
+    fn refresh(&mut self, signals: &Signals, log: &mut dyn Write) -> Result<(), String> {
         let began = Instant::now();
         match self.process.refresh() {
             Ok(_) => {
@@ -318,7 +379,7 @@ impl<'a> Session<'a> {
             }
         }
         self.deliver();
-        self.execute(log);
+        self.execute(signals, log);
         Ok(())
     }
 
@@ -339,6 +400,11 @@ impl<'a> Session<'a> {
         if let Ok(usage) = SelfUsage::read(&self.cfg.root) {
             self.usage = usage;
             self.metrics.set_self_usage(&usage);
+        }
+        if let Some(cpu) = self.kdamond.as_ref().and_then(Kdamond::cpu) {
+            self.metrics.shared().with(|r| {
+                let _ = r.set(KDAMOND_CPU, &[], cpu.as_secs_f64());
+            });
         }
     }
 
@@ -366,11 +432,17 @@ impl<'a> Session<'a> {
             demoted_pages: demoted - self.mark.demoted,
             fast_residency: fast_residency(&self.process.resident_by_tier()),
             hit_ratio: self.telemetry.hit_ratio(),
-            cpu_percent: self.cpu.update(self.usage.cpu),
+            cpu_percent: self.cpu.update(own_cpu_since(self.started_cpu)),
             rss_bytes: self.usage.rss_bytes,
         };
         self.mark = Mark { at: now, samples: self.samples, lost: self.lost, promoted, demoted };
-        let _ = writeln!(log, "tierkit: status {}", format_status_line(&line));
+        let mut text = format_status_line(&line);
+        if let Some(k) = self.kdamond.as_mut() {
+            if let Some(cpu) = k.cpu() {
+                text.push_str(&format!(" | kdamond cpu {:.1}%", k.meter.update(cpu)));
+            }
+        }
+        let _ = writeln!(log, "tierkit: status {text}");
     }
 
     /// Stops the source (giving back kernel state) and prints the summary block.
@@ -389,6 +461,7 @@ impl<'a> Session<'a> {
             knobs = stopped.knobs;
         }
         let usage = SelfUsage::read(&self.cfg.root).unwrap_or(self.usage);
+        let cpu = own_cpu_since(self.started_cpu);
         let (promoted, demoted) = self.moves();
         let errors: BTreeMap<i32, u64> = self.engine.as_ref().map(|e| e.totals().errors.clone()).unwrap_or_default();
         let pid = self.process.pid();
@@ -404,7 +477,7 @@ impl<'a> Session<'a> {
             move_errors: errors,
             fast_residency: fast_residency(&self.process.resident_by_tier()),
             hit_ratio: self.telemetry.hit_ratio(),
-            cpu: usage.cpu,
+            cpu,
             rss_bytes: usage.rss_bytes,
             knobs,
             ending: ending_of(&ended, pid),
@@ -423,8 +496,14 @@ impl<'a> Session<'a> {
     }
 }
 
-/// The report of a run whose target exited before its loop started.
-pub(super) fn empty_report(cfg: &DaemonConfig, pid: u32, ended: Ended, started: Instant) -> Report {
+/// The report of a run whose target exited before its loop started; `started_cpu` is
+/// tierkit's CPU clock (ns) when the run started.
+pub(super) fn empty_report(
+    cfg: &DaemonConfig,
+    pid: u32,
+    ended: Ended,
+    (started, started_cpu): (Instant, u64),
+) -> Report {
     let usage = SelfUsage::read(&cfg.root).unwrap_or_default();
     let summary = Summary {
         elapsed: started.elapsed(),
@@ -438,7 +517,7 @@ pub(super) fn empty_report(cfg: &DaemonConfig, pid: u32, ended: Ended, started: 
         move_errors: BTreeMap::new(),
         fast_residency: None,
         hit_ratio: None,
-        cpu: usage.cpu,
+        cpu: own_cpu_since(started_cpu),
         rss_bytes: usage.rss_bytes,
         knobs: Vec::new(),
         ending: ending_of(&ended, pid),

@@ -11,8 +11,10 @@
 //!   read as "unknown" (tierkit's cost-benefit gate then stays open).
 //! - `latency_ns` and `occupancy`: never measured live (no uncore counters): 0.
 //! - `mechanism_cpu_ns`: tierkit's own CPU time in the interval (every thread: sampling,
-//!   policy, migration, metrics) plus the kdamond thread's when DAMON is the source,
-//!   from the kernel's per-process CPU clocks.
+//!   policy, migration, metrics), from the kernel's per-process CPU clock. This is the
+//!   part of the mechanism's cost a policy's sampling rate controls; the kdamond thread
+//!   DAMON runs in is left out: it checks its regions every sampling interval whatever
+//!   rate the policy asks for (its CPU time is in the status line and the metrics).
 
 use tierkit_core::{Event, Memory, Nanos, Telemetry, TierId, TierStats, SECOND};
 
@@ -48,8 +50,6 @@ pub struct TelemetryBuilder {
     sampled_total: Vec<u64>,
     /// Memory accesses one sample stands for, when the source knows it.
     accesses_per_sample: Option<u64>,
-    /// The kdamond thread to account for.
-    helper_pid: Option<i32>,
     last_tick: Nanos,
     last_cpu: u64,
 }
@@ -57,14 +57,9 @@ pub struct TelemetryBuilder {
 impl TelemetryBuilder {
     /// A builder whose first interval starts at `now` (the platform clock);
     /// `accesses_per_sample` is the sampling period of a hardware memory sampler (PEBS,
-    /// IBS), `None` for every other source; `helper_pid` a kernel thread working for
-    /// tierkit (kdamond) whose CPU time counts as tierkit's.
-    pub fn new(accesses_per_sample: Option<u64>, helper_pid: Option<i32>, now: Nanos) -> Self {
-        Self { accesses_per_sample, helper_pid, last_cpu: Self::cpu_now(helper_pid), last_tick: now, ..Self::default() }
-    }
-
-    fn cpu_now(helper_pid: Option<i32>) -> u64 {
-        process_cpu_ns(None).unwrap_or(0) + helper_pid.and_then(|p| process_cpu_ns(Some(p))).unwrap_or(0)
+    /// IBS), `None` for every other source.
+    pub fn new(accesses_per_sample: Option<u64>, now: Nanos) -> Self {
+        Self { accesses_per_sample, last_cpu: process_cpu_ns(None).unwrap_or(0), last_tick: now, ..Self::default() }
     }
 
     /// Counts the samples in `events` by the tier that served them.
@@ -95,7 +90,7 @@ impl TelemetryBuilder {
     pub fn tick(&mut self, mem: &dyn Memory, now: Nanos) -> Telemetry {
         let interval = now.saturating_sub(self.last_tick);
         self.last_tick = now;
-        let cpu = Self::cpu_now(self.helper_pid);
+        let cpu = process_cpu_ns(None).unwrap_or(0);
         let mechanism_cpu_ns = cpu.saturating_sub(self.last_cpu);
         self.last_cpu = cpu;
         let tiers = mem
@@ -140,7 +135,7 @@ mod tests {
     fn hardware_samples_become_access_counts_and_a_hit_ratio() {
         let mut mem = InMemory::new(&[10, 20]).unwrap();
         mem.touch(1);
-        let mut b = TelemetryBuilder::new(Some(1000), None, 0);
+        let mut b = TelemetryBuilder::new(Some(1000), 0);
         b.count(&[sample(0), sample(0), sample(0), sample(1)]);
         let t = b.tick(&mem, 100 * MILLISECOND);
         assert_eq!(t.interval, 100 * MILLISECOND);
@@ -156,13 +151,28 @@ mod tests {
     #[test]
     fn other_sources_report_no_accesses_and_no_hit_ratio() {
         let mem = InMemory::new(&[10, 20]).unwrap();
-        let mut b = TelemetryBuilder::new(None, None, 0);
+        let mut b = TelemetryBuilder::new(None, 0);
         b.count(&[sample(0), sample(1)]);
         let t = b.tick(&mem, 5);
         assert!(t.tiers.iter().all(|s| s.accesses == 0 && s.request_rate == 0.0));
         assert_eq!(b.hit_ratio(), None);
         assert_eq!(fast_residency(&[3, 1]), Some(0.75));
         assert_eq!(fast_residency(&[0, 0]), None);
+    }
+
+    #[test]
+    fn the_mechanisms_cpu_is_tierkits_own_cpu_time_in_the_interval() {
+        let mem = InMemory::new(&[10, 20]).unwrap();
+        let before = process_cpu_ns(None).unwrap();
+        let mut b = TelemetryBuilder::new(None, 0);
+        let mut x = 0u64;
+        for i in 0..2_000_000u64 {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+        }
+        let t = b.tick(&mem, 100 * MILLISECOND);
+        let after = process_cpu_ns(None).unwrap();
+        assert!(t.mechanism_cpu_ns > 0, "the work above took CPU time");
+        assert!(t.mechanism_cpu_ns <= after - before + 1, "{} > {}", t.mechanism_cpu_ns, after - before);
     }
 
     #[test]
