@@ -1,6 +1,7 @@
 //! The policy side of the daemon loop: one policy from the shared library, its plan and
 //! source request, and the [`Mover`] that executes the plan against any [`Memory`] — the
-//! live process, or in a dry run the [`DryRunView`] that only records the moves.
+//! live process, or in a dry run the [`DryRunView`] that only records the moves. The
+//! policy sees the tiers as far as the target can reach them ([`super::reachable`]).
 //!
 //! It knows nothing about Linux, so it is tested against [`tierkit_core::InMemory`].
 
@@ -8,9 +9,11 @@ use std::collections::BTreeMap;
 
 use tierkit_core::{
     Ctx, Event, Memory, Migration, MoveStatus, Mover, Nanos, Page, Plan, Policy, SourceRequest, Telemetry, TierId,
+    TierInfo,
 };
 
 use super::dry_run::{DryRunView, Overlay};
+use super::reachable::ReachableView;
 
 /// Pages per `migrate` call the mover makes; the live process splits them further into
 /// `move_pages(2)` calls of its pacer's batch size.
@@ -82,6 +85,8 @@ pub struct Engine {
     results: Vec<(Migration, MoveStatus)>,
     dry_run: Option<Overlay>,
     totals: Totals,
+    /// The tiers with the capacities the target can reach; empty: the memory's own.
+    reachable: Vec<TierInfo>,
 }
 
 impl Engine {
@@ -96,7 +101,14 @@ impl Engine {
             results: Vec::new(),
             dry_run: dry_run.then(Overlay::default),
             totals: Totals::default(),
+            reachable: Vec::new(),
         }
+    }
+
+    /// Sets the tiers the policy sees from now on: the memory's, with the capacities the
+    /// target can reach ([`super::reachable::reachable_tiers`]).
+    pub fn set_reachable(&mut self, tiers: Vec<TierInfo>) {
+        self.reachable = tiers;
     }
 
     /// The policy's name.
@@ -148,25 +160,35 @@ impl Engine {
         if events.is_empty() {
             return;
         }
-        let (plan, sources) = (&mut self.plan, &mut self.sources);
+        let (plan, sources, policy) = (&mut self.plan, &mut self.sources, &mut self.policy);
+        let tiers = if self.reachable.is_empty() { mem.tiers() } else { &self.reachable };
         match &mut self.dry_run {
             Some(overlay) => {
-                let view = DryRunView { mem, overlay };
-                self.policy.on_events(events, &mut Ctx { mem: &view, plan, sources });
+                let dry = DryRunView { mem, overlay };
+                let view = ReachableView { mem: &dry, tiers };
+                policy.on_events(events, &mut Ctx { mem: &view, plan, sources });
             }
-            None => self.policy.on_events(events, &mut Ctx { mem, plan, sources }),
+            None => policy.on_events(events, &mut Ctx { mem: &ReachableView { mem, tiers }, plan, sources }),
         }
     }
 
-    /// Runs the policy's periodic work.
+    /// Runs the policy's periodic work; the telemetry's capacities are the reachable ones.
     pub fn on_tick(&mut self, telemetry: &Telemetry, mem: &dyn Memory) {
-        let (plan, sources) = (&mut self.plan, &mut self.sources);
+        let (plan, sources, policy) = (&mut self.plan, &mut self.sources, &mut self.policy);
+        let tiers = if self.reachable.is_empty() { mem.tiers() } else { &self.reachable };
+        let mut telemetry = telemetry.clone();
+        for stats in &mut telemetry.tiers {
+            if let Some(t) = tiers.get(stats.tier.index()) {
+                stats.capacity_pages = t.capacity_pages;
+            }
+        }
         match &mut self.dry_run {
             Some(overlay) => {
-                let view = DryRunView { mem, overlay };
-                self.policy.on_tick(telemetry, &mut Ctx { mem: &view, plan, sources });
+                let dry = DryRunView { mem, overlay };
+                let view = ReachableView { mem: &dry, tiers };
+                policy.on_tick(&telemetry, &mut Ctx { mem: &view, plan, sources });
             }
-            None => self.policy.on_tick(telemetry, &mut Ctx { mem, plan, sources }),
+            None => policy.on_tick(&telemetry, &mut Ctx { mem: &ReachableView { mem, tiers }, plan, sources }),
         }
     }
 
@@ -227,6 +249,7 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
+    use super::super::reachable::reachable_tiers;
     use super::*;
     use tierkit_core::policies::{build, PolicySetup};
     use tierkit_core::InMemory;
@@ -291,6 +314,83 @@ mod tests {
                 "page {page}: the view follows the decisions"
             );
         }
+    }
+
+    /// A fast node shared with others: nominally 100,000 pages, of which the target can
+    /// get the 256 `InMemory` has.
+    struct SharedNode {
+        mem: InMemory,
+        tiers: Vec<tierkit_core::TierInfo>,
+    }
+
+    impl Memory for SharedNode {
+        fn now(&self) -> Nanos {
+            self.mem.now()
+        }
+        fn tiers(&self) -> &[tierkit_core::TierInfo] {
+            &self.tiers
+        }
+        fn free_pages(&self, tier: TierId) -> u64 {
+            self.mem.free_pages(tier)
+        }
+        fn tier_of(&self, page: Page) -> Option<TierId> {
+            self.mem.tier_of(page)
+        }
+        fn scan(
+            &self,
+            cursor: &mut tierkit_core::ScanCursor,
+            max: usize,
+            out: &mut Vec<tierkit_core::Resident>,
+        ) -> usize {
+            self.mem.scan(cursor, max, out)
+        }
+        fn migrate(&mut self, pages: &[Page], to: TierId, out: &mut Vec<MoveStatus>) {
+            self.mem.migrate(pages, to, out)
+        }
+    }
+
+    /// The tierkit policy on a shared fast node: after a burst that promoted lukewarm
+    /// pages into all the room there is, a hot set appears. Told only the room it can
+    /// reach, the policy demotes the lukewarm pages for it (told the node's `MemTotal`,
+    /// every sampled page stayed "hot" and nothing moved).
+    #[test]
+    fn the_policy_sizes_its_hot_set_to_the_reachable_fast_tier() {
+        let mut mem = InMemory::new(&[256, 10_000]).unwrap();
+        for page in 0..4096 {
+            mem.place(page, TierId(1), false);
+        }
+        let mut tiers = mem.tiers().to_vec();
+        tiers[0].capacity_pages = 100_000;
+        let mut node = SharedNode { mem, tiers };
+        let policy = build("tierkit", &PolicySetup { fast_pages: 256, pages: 4096 }).unwrap().unwrap();
+        let mut engine = Engine::new(policy, false);
+        let resident = |node: &SharedNode| {
+            let on_fast = (0..4096).filter(|&p| node.tier_of(p) == Some(TierId::FAST)).count() as u64;
+            vec![on_fast, 4096 - on_fast]
+        };
+        let round = |pages: &[u64], times: usize, engine: &mut Engine, node: &mut SharedNode| {
+            let mut events = Vec::new();
+            for _ in 0..times {
+                events.extend(samples(pages, engine, &node.mem));
+            }
+            engine.on_events(&events, node);
+            engine.execute(node, usize::MAX);
+            let telemetry = Telemetry { now: node.now(), interval: 100_000_000, ..Default::default() };
+            engine.on_tick(&telemetry, node);
+            engine.execute(node, usize::MAX);
+            engine.set_reachable(reachable_tiers(node, &resident(node)));
+            node.mem.advance(100_000_000);
+        };
+        engine.set_reachable(reachable_tiers(&node, &resident(&node)));
+        let lukewarm: Vec<u64> = (0..4096).step_by(4).collect();
+        round(&lukewarm, 2, &mut engine, &mut node);
+        assert!(resident(&node)[0] >= 200, "the burst filled the room: {:?}", resident(&node));
+        let hot: Vec<u64> = (2001..2129).step_by(2).collect();
+        for _ in 0..10 {
+            round(&hot, 5, &mut engine, &mut node);
+        }
+        let on_fast = hot.iter().filter(|&&p| node.tier_of(p) == Some(TierId::FAST)).count();
+        assert_eq!(on_fast, hot.len(), "hot pages on the fast tier");
     }
 
     #[test]

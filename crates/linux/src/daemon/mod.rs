@@ -25,6 +25,7 @@ pub mod dry_run;
 pub mod engine;
 pub mod live_source;
 pub mod profile;
+pub mod reachable;
 pub mod report;
 mod session;
 pub mod smaps;

@@ -11,6 +11,7 @@ use tierkit_core::{Event, Memory, Page, SourceRequest, MILLISECOND, PAGE_SIZE};
 use super::engine::Engine;
 use super::engine::Round;
 use super::live_source::{LiveSource, SourceKind};
+use super::reachable::reachable_tiers;
 use super::report::{ending_of, Ended, Report};
 use super::telemetry::{fast_residency, process_cpu_ns, TelemetryBuilder};
 use super::{exit_of, missing, DaemonConfig};
@@ -104,7 +105,7 @@ impl<'a> Session<'a> {
     pub(super) fn new(
         cfg: &'a DaemonConfig,
         process: LiveProcess,
-        engine: Option<Engine>,
+        mut engine: Option<Engine>,
         source: LiveSource,
         metrics: TierkitMetrics,
         (started, started_cpu): (Instant, u64),
@@ -126,6 +127,9 @@ impl<'a> Session<'a> {
                 let _ = r.declare(KDAMOND_CPU, Kind::Counter, help);
                 let _ = r.add(KDAMOND_CPU, &[], 0.0);
             });
+        }
+        if let Some(engine) = engine.as_mut() {
+            engine.set_reachable(reachable_tiers(&process, &process.resident_by_tier()));
         }
         let mut session = Self {
             telemetry: TelemetryBuilder::new(source.accesses_per_sample(), process.now()),
@@ -366,6 +370,7 @@ impl<'a> Session<'a> {
         let (engine, process) = (self.engine.as_mut(), &self.process);
         if let Some(engine) = engine {
             engine.after_refresh(process);
+            engine.set_reachable(reachable_tiers(process, &process.resident_by_tier()));
         }
         let engine = self.engine.as_ref();
         let tier_of = |p: Page| match engine {
