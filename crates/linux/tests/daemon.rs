@@ -292,7 +292,7 @@ fn damon_regions_reach_a_sampling_policy_and_the_kdamond_is_given_back() {
 }
 
 #[test]
-fn damon_starts_on_the_targets_anonymous_memory_with_at_least_200_regions() {
+fn damon_starts_on_the_targets_anonymous_memory_with_at_least_100_regions() {
     let tree = Tree::copy("damon/fresh", "damon-maps");
     // A heap of 1,000 pages far above the binary, a guard page and the stack.
     let maps = "00400000-00401000 r--p 00000000 00:02 40 /bin/w\n\
@@ -309,20 +309,19 @@ fn damon_starts_on_the_targets_anonymous_memory_with_at_least_200_regions() {
     }
     let source = LiveSource::open(SourceChoice::Only(SourceKind::Damon), &tree.setup(4242, Some("tierkit"))).unwrap();
     let attrs = "sys/kernel/mm/damon/admin/kdamonds/0/contexts/0/monitoring_attrs/nr_regions";
-    assert_eq!(tree.read(&format!("{attrs}/min")), "200");
+    assert_eq!(tree.read(&format!("{attrs}/min")), "100");
     let n: usize = tree.read(&format!("{target}/nr_regions")).parse().unwrap();
-    // 1,008 pages in pieces of 5: 200 for the heap, 2 for the stack.
-    assert_eq!(n, 202);
+    // 1,008 pages in pieces of 10: 100 for the heap, 1 for the stack.
+    assert_eq!(n, 101);
     let region = |i: usize| -> (u64, u64) {
         (
             tree.read(&format!("{target}/{i}/start")).parse().unwrap(),
             tree.read(&format!("{target}/{i}/end")).parse().unwrap(),
         )
     };
-    assert_eq!(region(0), (0x1000_0000, 0x1000_5000));
-    assert_eq!(region(199).1, 0x103e_8000);
-    assert_eq!(region(200), (0x7ffc_0000_1000, 0x7ffc_0000_5000));
-    assert_eq!(region(201).1, 0x7ffc_0000_9000);
+    assert_eq!(region(0), (0x1000_0000, 0x1000_a000));
+    assert_eq!(region(99).1, 0x103e_8000);
+    assert_eq!(region(100), (0x7ffc_0000_1000, 0x7ffc_0000_9000));
     assert!(source.stop().warning.is_none());
 }
 

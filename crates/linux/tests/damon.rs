@@ -97,6 +97,7 @@ fn options() -> DamonOptions {
         max_regions: 500,
         state_file: None,
         init_regions: Vec::new(),
+        min_nr_accesses: 0,
     }
 }
 
@@ -156,6 +157,16 @@ fn initial_regions_are_written_to_the_target_before_it_is_turned_on() {
     }
     assert_eq!(tree.read(&format!("{K0}/state")), "on");
     monitor.stop().unwrap();
+
+    // Only accessed regions are reported when asked.
+    let tree = Tree::new("accessed-only");
+    let opts = DamonOptions { min_nr_accesses: 1, ..options() };
+    DamonMonitor::start(&tree.root, PID, &opts).unwrap().stop().unwrap();
+    let pattern = format!("{K0}/contexts/0/schemes/0/access_pattern/nr_accesses");
+    assert_eq!(
+        (tree.read(&format!("{pattern}/min")), tree.read(&format!("{pattern}/max"))),
+        ("1".into(), "4294967295".into())
+    );
 
     // Without initial regions nothing is written there: DAMON picks its own.
     let tree = Tree::new("no-init-regions");

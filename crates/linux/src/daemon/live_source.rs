@@ -20,11 +20,14 @@ use crate::perf::{monotonic_ns, samples_to_events, PerfConfig, PerfError, PerfKi
 use crate::status::KnobRestore;
 
 /// The fewest regions DAMON keeps for tierkit (`nr_regions/min`; the kernel's default is
-/// 10). DAMON never merges regions beyond its monitored span divided by this, so with
-/// 10 a few large regions (holes included) can cover a whole heap, and a check seldom
-/// lands on its hot pages; in the test guest such a monitor settled on a dozen regions
-/// that all read as idle within 15 s, while with 200 it kept resolving the hot regions.
-pub const LIVE_MIN_REGIONS: u64 = 200;
+/// 10). DAMON never merges regions beyond its monitored span divided by this, and that
+/// span includes unmapped stretches (a static binary's heap sits hundreds of MiB above
+/// its data): with 10, a few large regions cover a whole heap, a check seldom lands on
+/// its hot pages, and in the test guest such a monitor settled within 15 s on a dozen
+/// regions that all read as idle; with 100 (or 200) it kept resolving the hot regions
+/// for 30 s. Each region costs the kdamond one check per sampling interval (200 doubled
+/// its CPU time over 100).
+pub const LIVE_MIN_REGIONS: u64 = 100;
 
 /// Most perf samples of not-yet-known pages kept for the next process refresh.
 const MAX_DEFERRED: usize = 1 << 20;
@@ -229,7 +232,8 @@ pub(super) fn check_suited(kind: SourceKind, policy: &str, request: &SourceReque
 }
 
 /// DAMON's intervals: the policy's own when it asks for accessed-bit scans, else the
-/// kernel's defaults; at least [`LIVE_MIN_REGIONS`] regions; the claim is recorded under
+/// kernel's defaults; at least [`LIVE_MIN_REGIONS`] regions; only accessed regions
+/// reported when the policy wants samples alone; the claim is recorded under
 /// `state_dir`.
 fn damon_options(request: Option<&SourceRequest>, state_dir: &Path) -> DamonOptions {
     let mut opts = DamonOptions { state_file: Some(state_dir.join("damon.json")), ..DamonOptions::default() };
@@ -243,6 +247,11 @@ fn damon_options(request: Option<&SourceRequest>, state_dir: &Path) -> DamonOpti
     }
     opts.min_regions = opts.min_regions.max(LIVE_MIN_REGIONS);
     opts.max_regions = opts.max_regions.max(opts.min_regions);
+    // Samples come from accessed regions only: idle ones need not be listed (reading a
+    // few hundred regions' files took 0.2-0.5 s a poll in the test guest).
+    if request.is_some_and(|r| r.accessed.is_none()) {
+        opts.min_nr_accesses = 1;
+    }
     opts
 }
 
@@ -357,6 +366,11 @@ impl LiveSource {
                 format!("kernel (numa_balancing=2, demotion_enabled=true; changed {})", knobs.join(", "))
             }
         }
+    }
+
+    /// Whether [`LiveSource::poll`] blocks (DAMON waits for an aggregation interval).
+    pub fn blocks(&self) -> bool {
+        matches!(self, LiveSource::Damon(_))
     }
 
     /// Memory accesses one sample stands for, when known (PEBS and IBS sample one
@@ -476,7 +490,9 @@ impl DamonLive {
     ) -> Result<Polled, SourceError> {
         let Some(monitor) = self.monitor.as_mut() else { return Ok(Polled { target_gone: true, ..Polled::default() }) };
         let now = Instant::now();
-        let elapsed = self.last_poll.map_or(self.aggregation, |t| now.duration_since(t));
+        // The regions describe one aggregation interval: after a long pause (a backlog of
+        // moves) they stand for at most a second of samples.
+        let elapsed = self.last_poll.map_or(self.aggregation, |t| now.duration_since(t)).min(Duration::from_secs(1));
         self.last_poll = Some(now);
         if let Poll::Stopped = monitor.poll(&mut self.regions)? {
             return Ok(Polled { target_gone: true, ..Polled::default() });
@@ -557,9 +573,10 @@ mod tests {
         assert!(e.contains("policy tpp needs NUMA hint faults") && e.contains("--source kernel"), "{e}");
         let opts = damon_options(Some(&accessed), Path::new("/tmp/x"));
         assert_eq!((opts.sample_us, opts.aggr_us), (5000, 100_000));
-        assert_eq!((opts.min_regions, opts.max_regions), (LIVE_MIN_REGIONS, 1000), "at least 200 regions live");
+        assert_eq!((opts.min_regions, opts.max_regions), (LIVE_MIN_REGIONS, 1000), "at least 100 regions live");
         let sampling = damon_options(Some(&samples), Path::new("/tmp/x"));
         assert_eq!((sampling.sample_us, sampling.aggr_us, sampling.min_regions), (5000, 100_000, LIVE_MIN_REGIONS));
+        assert_eq!((sampling.min_nr_accesses, opts.min_nr_accesses), (1, 0), "idle regions only for scans");
         let few = AccessedScan { regions: Some((3, 100)), ..scan };
         let few = damon_options(Some(&SourceRequest { accessed: Some(few), ..Default::default() }), Path::new("/x"));
         assert_eq!((few.min_regions, few.max_regions), (LIVE_MIN_REGIONS, LIVE_MIN_REGIONS));

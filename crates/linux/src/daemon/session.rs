@@ -32,11 +32,15 @@ const REFRESH_FAILURES: u32 = 3;
 /// How often the gauges (residency, hit ratio, tierkit's own CPU time and RSS) are
 /// re-published.
 const USAGE_EVERY: Duration = Duration::from_secs(1);
-/// Pages per step of a move round: between steps the status line and gauges are
-/// published when due (about 0.3 s of moves under QEMU's emulation, 20 ms on hardware).
-const MOVE_STEP_PAGES: usize = 4096;
-/// The longest a move round runs before the loop polls, ticks and checks for signals and
-/// the target's exit again (the rest of the plan waits for the next pass).
+/// How long a step of a move round should take: between steps the status line and
+/// gauges are published when due, and signals and the target's exit end the round.
+const MOVE_STEP: Duration = Duration::from_millis(250);
+/// Bounds of a step, in pages (the first step has the smallest).
+const MOVE_STEP_PAGES: (usize, usize) = (256, 16_384);
+/// The longest a move round runs before the loop ticks, rebuilds and polls again (the
+/// rest of the plan waits for the next pass); signals and the target's exit end a round
+/// at the next step. While a backlog remains, a source that blocks (DAMON) is not polled:
+/// the policy has work queued, and the moves keep the whole pass.
 const MOVE_ROUND: Duration = Duration::from_secs(1);
 /// The metric family of the kdamond's CPU time (DAMON source only).
 const KDAMOND_CPU: &str = "tierkit_kdamond_cpu_seconds_total";
@@ -94,6 +98,10 @@ pub(super) struct Session<'a> {
     next_status: Option<Instant>,
     mark: Mark,
     cpu: CpuMeter,
+    /// Pages per move step, sized from the last step's speed to take about [`MOVE_STEP`].
+    step_pages: usize,
+    /// The last move round ended at [`MOVE_ROUND`] with moves still queued and allowed.
+    backlog: bool,
     kdamond: Option<Kdamond>,
     usage: SelfUsage,
     next_usage: Instant,
@@ -151,6 +159,8 @@ impl<'a> Session<'a> {
             next_status: cfg.status_every.filter(|d| !d.is_zero()).map(|d| now + d),
             mark: Mark { at: now, samples: 0, lost: 0, promoted: 0, demoted: 0 },
             cpu: CpuMeter::new(own_cpu_since(started_cpu)),
+            step_pages: MOVE_STEP_PAGES.0,
+            backlog: false,
             kdamond,
             usage,
             next_usage: now + USAGE_EVERY,
@@ -208,6 +218,9 @@ impl<'a> Session<'a> {
             if let Err(ended) = self.pass(target, signals, log) {
                 return ended;
             }
+            if self.backlog {
+                continue; // moves are waiting: no sleep
+            }
             let mut wake = self.next_tick;
             if let Some((at, _)) = deadline {
                 wake = wake.min(at);
@@ -230,7 +243,8 @@ impl<'a> Session<'a> {
                 Ended::Error(err)
             }
         };
-        let polled = self.poll().map_err(|e| stop_because(target, e))?;
+        let skip_poll = self.backlog && self.source.as_ref().is_some_and(LiveSource::blocks);
+        let polled = if skip_poll { false } else { self.poll().map_err(|e| stop_because(target, e))? };
         if polled {
             return Err(match target.wait_timeout(Duration::from_secs(1)) {
                 Some(exit) => Ended::TargetExited(exit),
@@ -291,20 +305,33 @@ impl<'a> Session<'a> {
         self.events.clear();
     }
 
-    /// Executes the policy's plan within the pacer's allowance, in steps of
-    /// [`MOVE_STEP_PAGES`] with the status line and gauges published between them, for
-    /// at most [`MOVE_ROUND`] or until a signal arrives; counts the outcome.
+    /// Executes the policy's plan within the pacer's allowance, in steps of about
+    /// [`MOVE_STEP`] with the status line and gauges published between them, for at most
+    /// [`MOVE_ROUND`] or until a signal arrives or the target exits; counts the outcome.
     fn execute(&mut self, signals: &Signals, log: &mut dyn Write) {
         let began = Instant::now();
+        self.backlog = false;
         loop {
             let Some(engine) = self.engine.as_mut() else { return };
             let now = self.process.now();
             let allowance = self.process.pacer_mut().allowance(now);
-            let step = allowance.min(MOVE_STEP_PAGES);
+            let step = allowance.min(self.step_pages);
+            let queued = engine.queued();
+            let step_began = Instant::now();
             let round = engine.execute(&mut self.process, step);
+            let done = queued.min(step) as f64;
+            let took = step_began.elapsed().as_secs_f64();
+            if done >= MOVE_STEP_PAGES.0 as f64 && took > 0.0 && !engine.is_dry_run() {
+                let pages = done * MOVE_STEP.as_secs_f64() / took;
+                self.step_pages = (pages as usize).clamp(MOVE_STEP_PAGES.0, MOVE_STEP_PAGES.1);
+            }
             let more = engine.queued() > 0 && allowance > step && !engine.is_dry_run();
             self.account(&round, log);
-            if !more || began.elapsed() >= MOVE_ROUND || signals.received().is_some() || self.process.gone() {
+            if !more || signals.received().is_some() || self.process.gone() {
+                return;
+            }
+            if began.elapsed() >= MOVE_ROUND {
+                self.backlog = true;
                 return;
             }
             self.publish(Instant::now(), log);

@@ -2,11 +2,12 @@
 //! written against `Documentation/admin-guide/mm/damon/usage.rst` of Linux 6.12).
 //!
 //! [`DamonMonitor::start`] claims one kdamond, gives it one `vaddr` context with one
-//! target (the monitored pid, optionally with initial regions) and one `stat` scheme whose access pattern matches every
-//! region, and turns it on. [`DamonMonitor::poll`] asks the kernel to fill the scheme's
-//! `tried_regions` directory (`update_schemes_tried_regions`) and reads it back: every
-//! region of the target with its access count. Stopping turns the kdamond off and gives
-//! it back as it was found.
+//! target (the monitored pid, optionally with initial regions) and one `stat` scheme
+//! whose access pattern matches every region (or every region accessed at least
+//! [`DamonOptions::min_nr_accesses`] times), and turns it on. [`DamonMonitor::poll`] asks
+//! the kernel to fill the scheme's `tried_regions` directory
+//! (`update_schemes_tried_regions`) and reads it back: those regions of the target with
+//! their access counts. Stopping turns the kdamond off and gives it back as it was found.
 //!
 //! Claiming a kdamond never disturbs another DAMON user: writing `nr_kdamonds` makes the
 //! kernel delete and recreate *every* kdamond directory (losing their configuration) and
@@ -71,6 +72,10 @@ pub struct DamonOptions {
     /// The target's initial regions (sorted, disjoint byte ranges; see
     /// [`super::initial_regions`]); empty: DAMON starts from its own three regions.
     pub init_regions: Vec<Range<u64>>,
+    /// The fewest accesses a region needs to be reported by [`DamonMonitor::poll`]
+    /// (the stat scheme's `access_pattern/nr_accesses/min`): 0 reports every region, 1
+    /// leaves out the idle ones, which spares the kernel and the reader their files.
+    pub min_nr_accesses: u32,
 }
 
 impl Default for DamonOptions {
@@ -85,6 +90,7 @@ impl Default for DamonOptions {
             max_regions: 1_000,
             state_file: None,
             init_regions: Vec::new(),
+            min_nr_accesses: 0,
         }
     }
 }
@@ -528,13 +534,16 @@ impl DamonMonitor {
         let scheme = self.scheme_dir();
         write_nr(&schemes.join("nr_schemes"), 1, &scheme)?;
         sysfs_io::write_value(&scheme.join("action"), "stat")?;
-        // Match every region: any size, any access count, any age.
+        // Match every region (of at least `min_nr_accesses` accesses): any size, any age.
         let pattern = scheme.join("access_pattern");
-        let bounds =
-            [("sz", u64::MAX.to_string()), ("nr_accesses", u32::MAX.to_string()), ("age", u32::MAX.to_string())];
-        for (dir, max) in bounds {
-            sysfs_io::write_value(&pattern.join(dir).join("min"), "0")?;
-            sysfs_io::write_value(&pattern.join(dir).join("max"), &max)?;
+        let bounds = [
+            ("sz", 0, u64::MAX),
+            ("nr_accesses", u64::from(opts.min_nr_accesses), u64::from(u32::MAX)),
+            ("age", 0, u64::from(u32::MAX)),
+        ];
+        for (dir, min, max) in bounds {
+            sysfs_io::write_value(&pattern.join(dir).join("min"), &min.to_string())?;
+            sysfs_io::write_value(&pattern.join(dir).join("max"), &max.to_string())?;
         }
         let state = self.kdamond_dir().join("state");
         sysfs_io::write_value(&state, "on").map_err(|source| DamonError::StartRefused {
