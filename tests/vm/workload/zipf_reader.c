@@ -1,10 +1,11 @@
 // zipf_reader: the VM tests' workload. Fills a buffer with a known pattern, reads it with a
-// Zipf-skewed page popularity (hot pages scattered over the buffer by a seeded shuffle), and
+// Zipf-skewed page popularity (hot pages scattered over the buffer by a seeded shuffle of
+// single pages, or of clusters of --cluster-pages pages, as hot arrays and arenas are), and
 // re-verifies every word at exit, so a test can tell whether page migration around it ever
 // corrupted its data.
 //
 // Build: gcc -static -O2 -o zipf_reader zipf_reader.c -lm -lpthread
-// Output: "READY pid=P addr=0xSTART-0xEND pages=N" once the buffer is filled and --hot-out /
+// Output: "READY pid=P addr=0xSTART-0xEND pages=N hot_pages=H cluster_pages=C" once the buffer is filled and --hot-out /
 //         --cold-out are written; "READS n=N per_s=R" after the read phase; then
 //         "CHECKSUM_OK 0x..." (exit 0) or "CHECKSUM_BAD ..." (exit 1). Exit 2: bad usage or a
 //         failed system call. With --fork the child prints its lines prefixed "CHILD " and the
@@ -37,17 +38,19 @@
 static const char usage[] =
     "usage: zipf_reader [--mib M] [--alpha A] [--seconds S] [--threads T] [--seed N]\n"
     "         [--hot-out PATH] [--cold-out PATH] [--hot-pages N] [--fork] [--mlock FRACTION]\n"
-    "         [--munmap-churn] [--first-touch-node N|interleave] [--thp]\n"
+    "         [--munmap-churn] [--first-touch-node N|interleave] [--thp] [--cluster-pages N]\n"
     "  --seconds 0 reads until SIGINT/SIGTERM; --hot-pages defaults to 1/64 of the pages;\n"
+    "  --cluster-pages N shuffles popularity in blocks of N consecutive pages (default 1: every\n"
+    "  page on its own), so the hottest pages lie together in N-page clusters;\n"
     "  --thp leaves transparent huge pages on (default: MADV_NOHUGEPAGE, 4 KiB pages).\n";
 
 static struct {
-  unsigned long mib, hot_pages;
+  unsigned long mib, hot_pages, cluster;
   double alpha, seconds, mlock_frac;
   int threads, fork_child, churn, first_touch, thp;
   const char *hot_out, *cold_out;
   uint64_t seed;
-} o = {256, 0, 0.99, 3.0, 0.0, 1, 0, 0, FIRST_TOUCH_NONE, 0, NULL, NULL, 1};
+} o = {256, 0, 1, 0.99, 3.0, 0.0, 1, 0, 0, FIRST_TOUCH_NONE, 0, NULL, NULL, 1};
 
 static uint64_t *buf;          // the whole buffer
 static unsigned long npages;   // pages in buf
@@ -223,6 +226,7 @@ static void parse(int argc, char **argv) {
     else if (!strcmp(a, "--hot-out")) o.hot_out = v;
     else if (!strcmp(a, "--cold-out")) o.cold_out = v;
     else if (!strcmp(a, "--hot-pages")) o.hot_pages = strtoul(v, NULL, 0);
+    else if (!strcmp(a, "--cluster-pages")) o.cluster = strtoul(v, NULL, 0);
     else if (!strcmp(a, "--mlock")) o.mlock_frac = atof(v);
     else if (!strcmp(a, "--first-touch-node"))
       o.first_touch = !strcmp(v, "interleave") ? FIRST_TOUCH_INTERLEAVE : atoi(v);
@@ -233,7 +237,7 @@ static void parse(int argc, char **argv) {
     fprintf(stderr, "zipf_reader: bad argument '%s'\n%s", a, usage);
     exit(2);
   }
-  if (o.mib < 1 || o.threads < 1 || o.threads > 64 || o.alpha <= 0 || o.mlock_frac < 0 || o.mlock_frac > 1 ||
+  if (o.mib < 1 || o.cluster < 1 || o.threads < 1 || o.threads > 64 || o.alpha <= 0 || o.mlock_frac < 0 || o.mlock_frac > 1 ||
       o.first_touch < FIRST_TOUCH_INTERLEAVE || o.first_touch > 63) {
     fprintf(stderr, "zipf_reader: value out of range\n%s", usage);
     exit(2);
@@ -255,20 +259,28 @@ int main(int argc, char **argv) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
 
-  // Popularity: rank r has weight 1/(r+1)^alpha; ranks map to pages through a seeded shuffle.
+  // Popularity: rank r has weight 1/(r+1)^alpha; ranks map to pages through a seeded shuffle
+  // of blocks of --cluster-pages consecutive pages (ranks within a block in address order). With
+  // blocks of one page this is a plain shuffle of the pages.
+  unsigned long nblocks = (nread + o.cluster - 1) / o.cluster;
+  unsigned long *blocks = malloc(nblocks * sizeof *blocks);
   perm = malloc(nread * sizeof *perm);
   cdf = malloc(nread * sizeof *cdf);
-  if (!perm || !cdf) die("malloc");
+  if (!perm || !cdf || !blocks) die("malloc");
   double total = 0;
   for (unsigned long r = 0; r < nread; r++) cdf[r] = total += pow(r + 1.0, -o.alpha);
   for (unsigned long r = 0; r < nread; r++) cdf[r] /= total;
   cdf[nread - 1] = 1.0;
   uint64_t rng = o.seed ^ GOLDEN;
-  for (unsigned long i = 0; i < nread; i++) perm[i] = i;
-  for (unsigned long i = nread - 1; i > 0; i--) {
-    unsigned long j = xorshift(&rng) % (i + 1), t = perm[i];
-    perm[i] = perm[j], perm[j] = t;
+  for (unsigned long i = 0; i < nblocks; i++) blocks[i] = i;
+  for (unsigned long i = nblocks - 1; i > 0; i--) {
+    unsigned long j = xorshift(&rng) % (i + 1), t = blocks[i];
+    blocks[i] = blocks[j], blocks[j] = t;
   }
+  unsigned long ranked = 0;
+  for (unsigned long b = 0; b < nblocks; b++)
+    for (unsigned long p = blocks[b] * o.cluster; p < (blocks[b] + 1) * o.cluster && p < nread; p++) perm[ranked++] = p;
+  free(blocks);
 
   size_t bytes = npages * PAGE;
   buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -285,8 +297,8 @@ int main(int argc, char **argv) {
   }
   if (o.hot_out) write_pages(o.hot_out, 0, o.hot_pages);
   if (o.cold_out) write_pages(o.cold_out, nread - o.hot_pages, o.hot_pages);
-  printf("READY pid=%d addr=%p-%p pages=%lu hot_pages=%lu\n", getpid(), (void *)buf, (void *)((char *)buf + bytes),
-         npages, o.hot_pages);
+  printf("READY pid=%d addr=%p-%p pages=%lu hot_pages=%lu cluster_pages=%lu\n", getpid(), (void *)buf,
+         (void *)((char *)buf + bytes), npages, o.hot_pages, o.cluster);
   fflush(stdout);
 
   pid_t child = -1;
