@@ -21,18 +21,25 @@ MIB=128 SHARE=32 SECS=16 SCATTER_SECS=10 CLUSTER=64 MARGIN=50 COLD_MIN=80 SELECT
 ZIPF="zipf_reader --mib $MIB --first-touch-node 1"
 
 # node0_share MIB: reserves node 0's free memory in 2 MiB huge pages until about MIB MiB stay free
-# above its high watermarks (compacting memory when the kernel finds too few free 2 MiB blocks);
+# above its high watermarks, the same twice 1 s apart (memory of the previous scenario's processes
+# may still be coming free; memory is compacted when the kernel finds too few free 2 MiB blocks);
 # prints what is left.
 node0_share() {
     high=$(awk '$1 == "Node" { n = $2 } n == "0," && $1 == "high" { s += $2 } END { print int(s * 4 / 1024) }' /proc/zoneinfo)
-    for try in 1 2 3; do
+    prev=-99
+    for try in 1 2 3 4 5 6 7 8; do
         free=$(awk '/MemFree/ { print int($4 / 1024) }' /sys/devices/system/node/node0/meminfo)
         extra=$(((free - high - $1) / 2))
-        [ $extra -le 2 ] && [ $extra -ge -2 ] && break
+        if [ $extra -le 2 ] && [ $extra -ge -2 ]; then
+            [ $((free - prev)) -le 2 ] && [ $((prev - free)) -le 2 ] && break
+            prev=$free
+            sleep 1
+            continue
+        fi
         echo $(($(cat $HP) + extra)) > $HP
         echo 1 > /proc/sys/vm/compact_memory
+        prev=-99
     done
-    free=$(awk '/MemFree/ { print int($4 / 1024) }' /sys/devices/system/node/node0/meminfo)
     echo "hugepages=$(cat $HP) node0_free=${free}MiB high_wmark=${high}MiB above_high=$((free - high))MiB tries=$try"
 }
 trap 'echo 0 > $HP' EXIT
@@ -86,6 +93,7 @@ tiered() {
 }
 
 ooms=$(dmesg | grep -c 'Out of memory')
+echo "  node0 before the run: $(node0_share $SHARE)"
 tiered r $CLUSTER $SECS || {
     fail run-damon "workload never READY under tierkit: $(cat /tmp/r.out /tmp/r.err | head -5 | tr '\n' ' ')"
     exit 0
@@ -115,6 +123,7 @@ bench run-damon hot_node0_pct=$hotp first_touch_pct=$base cold_node1_pct=$coldn1
     buffer_node0_pages=$(kv node0 "$all") mib=$MIB node0_share_mib=$SHARE cluster_pages=$CLUSTER seconds=$SECS
 
 # Scattered hot pages: reported, not asserted.
+echo "  node0 before the scattered run: $(node0_share $SHARE)"
 if tiered s 1 $SCATTER_SECS; then
     bench run-damon-scattered hot_node0_pct=$(share 0 "$hot") cold_node1_pct=$(share 1 "$cold") \
         promoted_pages=$(kv promoted_pages "$sum") buffer_node0_pages=$(kv node0 "$all") cluster_pages=1 \
