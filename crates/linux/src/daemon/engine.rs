@@ -13,7 +13,7 @@ use tierkit_core::{
 };
 
 use super::dry_run::{DryRunView, Overlay};
-use super::reachable::ReachableView;
+use super::reachable::{settle, ReachableView};
 
 /// Pages per `migrate` call the mover makes; the live process splits them further into
 /// `move_pages(2)` calls of its pacer's batch size.
@@ -106,9 +106,10 @@ impl Engine {
     }
 
     /// Sets the tiers the policy sees from now on: the memory's, with the capacities the
-    /// target can reach ([`super::reachable::reachable_tiers`]).
+    /// target can reach ([`super::reachable::reachable_tiers`]), each fallen at most 1%
+    /// below the previous setting ([`super::reachable::settle`]).
     pub fn set_reachable(&mut self, tiers: Vec<TierInfo>) {
-        self.reachable = tiers;
+        self.reachable = settle(&self.reachable, tiers);
     }
 
     /// The policy's name.
