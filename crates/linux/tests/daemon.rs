@@ -206,7 +206,9 @@ fn the_profiler_reports_heat_per_mapping_with_clear_refs() {
     let last = snapshots.last().unwrap();
     let heap = last.mappings.iter().find(|m| m.mapping == "[heap]").expect("the shell's heap");
     assert!(heap.resident_bytes >= 1 << 20, "{heap:?}");
-    assert!(last.mappings.iter().any(|m| m.hot > 0.0), "the running shell touches some pages every interval");
+    // Referenced in the window (hot needs every interval, which a loaded host's scheduler
+    // may deny the shell for 200 ms).
+    assert!(last.mappings.iter().any(|m| m.hot + m.warm > 0.0), "the running shell touches some pages: {last:?}");
     // The busy loop outlives the profile unless the machine is very slow.
     if target.is_alive() {
         assert!(matches!(outcome.ended, Ended::Duration(_)), "{outcome:?}");
