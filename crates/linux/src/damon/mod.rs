@@ -21,5 +21,5 @@ pub mod sysfs;
 pub mod target_regions;
 
 pub use regions::{to_events, Region};
-pub use target_regions::initial_regions;
 pub use sysfs::{DamonError, DamonMonitor, DamonOptions, Poll, Unavailable};
+pub use target_regions::initial_regions;
