@@ -3,6 +3,8 @@
 //! touched outside the QEMU guest), preflight refusals, the DAMON and kernel sources and
 //! crash recovery on copies of fixture trees, and the heat profiler's clear_refs method.
 
+mod common;
+use common::copy_dir;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
@@ -223,18 +225,6 @@ struct Tree(PathBuf);
 
 impl Tree {
     fn copy(fixture: &str, name: &str) -> Tree {
-        fn copy_dir(from: &Path, to: &Path) {
-            std::fs::create_dir_all(to).unwrap();
-            for entry in std::fs::read_dir(from).unwrap() {
-                let entry = entry.unwrap();
-                let target = to.join(entry.file_name());
-                if entry.file_type().unwrap().is_dir() {
-                    copy_dir(&entry.path(), &target);
-                } else {
-                    std::fs::copy(entry.path(), target).unwrap();
-                }
-            }
-        }
         let root = state_dir(&format!("tree-{name}"));
         copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(fixture), &root);
         Tree(root)

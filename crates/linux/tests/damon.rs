@@ -3,6 +3,8 @@
 //! the `nr_*` files are written (a plain directory tree cannot create them) and a filled
 //! `tried_regions` directory, as the kernel leaves it after `update_schemes_tried_regions`.
 
+mod common;
+use common::copy_dir;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -72,19 +74,6 @@ impl Tree {
 impl Drop for Tree {
     fn drop(&mut self) {
         let _ = fs::remove_dir_all(&self.root);
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), target).unwrap();
-        }
     }
 }
 

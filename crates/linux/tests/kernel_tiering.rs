@@ -2,6 +2,8 @@
 //! dir per test): knobs written, restored byte for byte, recovered after a simulated
 //! crash, missing knobs reported; `/proc/vmstat` deltas.
 
+mod common;
+use common::copy_dir;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -48,19 +50,6 @@ impl Tree {
 impl Drop for Tree {
     fn drop(&mut self) {
         let _ = fs::remove_dir_all(&self.root);
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), target).unwrap();
-        }
     }
 }
 

@@ -80,6 +80,14 @@ pub struct Observation {
     pub in_sweep: bool,
 }
 
+impl Stream {
+    /// Confirmed, and `page` lies from `trail` pages behind its last sample to the end of
+    /// what it prefetched.
+    fn live_window_holds(&self, page: Page, trail: u64) -> bool {
+        self.confirmed && page + trail >= self.last && page < self.ahead.max(self.last + 1)
+    }
+}
+
 /// Follows ascending sample sequences; see the module documentation.
 #[derive(Clone, Debug)]
 pub struct StreamDetector {
@@ -123,7 +131,7 @@ impl StreamDetector {
             } else if behind.is_none() && page >= s.first {
                 behind = Some(i);
             }
-            in_sweep |= s.confirmed && page + gap >= s.last && page < s.ahead.max(s.last + 1);
+            in_sweep |= s.live_window_holds(page, gap);
         }
         if let Some(i) = advance {
             let params = self.params;
@@ -196,7 +204,7 @@ impl StreamDetector {
     /// behind its last sample to the end of what it prefetched. Such pages are about to
     /// be, or are being, swept and should not be demoted.
     pub fn in_window(&self, page: Page, trail: u64) -> bool {
-        self.streams.iter().any(|s| s.confirmed && page + trail >= s.last && page < s.ahead.max(s.last + 1))
+        self.streams.iter().any(|s| s.live_window_holds(page, trail))
     }
 
     /// Heap bytes of the slots.
