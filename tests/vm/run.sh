@@ -29,7 +29,11 @@ N1_START=$(printf '0x%x' $((N0 << 20)))
 TAIL=$(printf '0x%x' $(((N0 + 1022) << 20)))
 APPEND="console=ttyS0 panic=-1 loglevel=4 mitigations=off memmap=1022M%${N1_START}-1+0xefffffff"
 APPEND="$APPEND memmap=0x1e0000%${TAIL}-1+2 memhp_default_state=online_movable"
-APPEND="$APPEND vmtest_timeout=${SCENARIO_TIMEOUT:-60}${ONLY:+ vmtest_only=$ONLY}${KAPPEND:+ $KAPPEND}"
+# The emulation's slowdown, for the benchmarks: the guest runs the same CPU-bound command
+# (tierkit's own simulator, one thread) and compares its rate with this one from the host.
+REF_BENCH="bench --policies tierkit --pages 65536 --accesses 5000000"
+HOST_REF=$(target/release/tierkit $REF_BENCH 2>/dev/null | awk '$1 == "tierkit" { print $2 }')
+APPEND="$APPEND vmtest_timeout=${SCENARIO_TIMEOUT:-60} vmtest_host_ref=${HOST_REF:-0}${ONLY:+ vmtest_only=$ONLY}${KAPPEND:+ $KAPPEND}"
 
 mkdir -p "$VM"
 : > "$LOG"

@@ -87,6 +87,8 @@ pub struct CallRecord {
 pub struct PacerCounts {
     /// `move_pages` calls recorded.
     pub calls: u64,
+    /// Pages passed to those calls (a huge page counts once).
+    pub pages_sent: u64,
     /// Base pages moved.
     pub pages_moved: u64,
     /// Bytes moved.
@@ -204,6 +206,7 @@ impl MovePacer {
     pub fn record(&mut self, now: Nanos, call: &CallRecord) {
         self.refill(now);
         self.counts.calls += 1;
+        self.counts.pages_sent += call.pages as u64;
         self.counts.pages_moved += call.moved_bytes / PAGE_SIZE;
         self.counts.bytes_moved += call.moved_bytes;
         if self.tokens.is_finite() {

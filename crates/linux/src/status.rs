@@ -108,12 +108,18 @@ pub struct Summary {
     pub demoted_bytes: u64,
     /// Pages that failed to move, by errno.
     pub move_errors: BTreeMap<i32, u64>,
+    /// `move_pages(2)` calls made to move pages, and the pages passed to them (a huge
+    /// page counts once).
+    pub move_calls: (u64, u64),
     /// Last measured fast-tier residency of the target (0..=1).
     pub fast_residency: Option<f64>,
     /// Fast-tier hit ratio (0..=1), if known.
     pub hit_ratio: Option<f64>,
     /// tierkit's total CPU time.
     pub cpu: Duration,
+    /// The daemon loop's CPU time by phase ([`crate::daemon::phases`]); empty when no
+    /// loop ran.
+    pub cpu_split: Vec<(&'static str, Duration)>,
     /// tierkit's resident set size at the end, bytes.
     pub rss_bytes: u64,
     /// Every knob tierkit changed and whether it was put back; empty when none.
@@ -133,6 +139,7 @@ pub struct Summary {
 ///   errors:    ENOMEM 12 pages, EBUSY 3 pages
 ///   placement: fast tier 83.4% of resident pages, hit ratio 91.2%
 ///   own cost:  cpu 1.23 s (1.9% of a core), rss 12.3 MiB
+///   cpu split: source 0.80 s, policy 0.20 s, moves 0.15 s, view 0.05 s, publish 0.03 s
 ///   knobs:     kernel.numa_balancing restored to 0
 /// ```
 pub fn format_summary(s: &Summary) -> String {
@@ -163,6 +170,10 @@ pub fn format_summary(s: &Summary) -> String {
         parts.join(", ")
     };
     line("errors", &errors);
+    if s.move_calls.0 > 0 {
+        let (calls, sent) = s.move_calls;
+        line("calls", &format!("{} move_pages calls for {}", format_count(calls), pages(sent)));
+    }
     let placement = match (s.fast_residency, s.hit_ratio) {
         (None, None) => "not measured".to_string(),
         (r, h) => {
@@ -183,6 +194,10 @@ pub fn format_summary(s: &Summary) -> String {
             format_bytes(s.rss_bytes)
         ),
     );
+    if s.cpu_split.iter().any(|(_, d)| !d.is_zero()) {
+        let parts: Vec<String> = s.cpu_split.iter().map(|(n, d)| format!("{n} {:.2} s", d.as_secs_f64())).collect();
+        line("cpu split", &parts.join(", "));
+    }
     if s.knobs.is_empty() {
         line("knobs", "none changed");
     }
@@ -341,9 +356,11 @@ mod tests {
             demoted_pages: 2048,
             demoted_bytes: 8 << 20,
             move_errors: BTreeMap::from([(libc::EBUSY, 3), (libc::ENOMEM, 12), (4242, 1)]),
+            move_calls: (12, 3100),
             fast_residency: Some(0.5),
             hit_ratio: Some(0.912),
             cpu: Duration::from_millis(1500),
+            cpu_split: vec![("source", Duration::from_millis(900)), ("policy", Duration::from_millis(250))],
             rss_bytes: 12 << 20,
             knobs: vec![
                 KnobRestore { knob: "kernel.numa_balancing".into(), value: "0".into(), error: None },
@@ -367,8 +384,10 @@ mod tests {
             "  promoted:  1,024 pages (4.0 MiB)",
             "  demoted:   2,048 pages (8.0 MiB)",
             "  errors:    ENOMEM 12 pages, EBUSY 3 pages, errno 4242 1 page",
+            "  calls:     12 move_pages calls for 3,100 pages",
             "  placement: fast tier 50.0% of resident pages, hit ratio 91.2%",
             "  own cost:  cpu 1.50 s (1.5% of a core), rss 12.0 MiB",
+            "  cpu split: source 0.90 s, policy 0.25 s",
             "  knobs:     kernel.numa_balancing restored to 0",
             "             FAILED to restore /sys/kernel/mm/numa/demotion_enabled to false: Permission denied; set it \
              back by hand",

@@ -168,7 +168,7 @@ fn initial_regions_are_written_to_the_target_before_it_is_turned_on() {
 fn poll_asks_for_tried_regions_and_reads_them_in_address_order() {
     let tree = Tree::new("poll");
     let mut monitor = DamonMonitor::start(&tree.root, PID, &options()).unwrap();
-    let mut regions = vec![Region { start: 1, end: 2, nr_accesses: 3, age: 4 }];
+    let mut regions = vec![Region { start: 1, end: 2, nr_accesses: 3 }];
     let poll = monitor.poll(&mut regions).unwrap();
     assert_eq!(tree.read(&format!("{K0}/state")), "update_schemes_tried_regions", "the command was written");
     assert_eq!(poll, Poll::Regions { total_bytes: Some(10 * (2 << 20) + 4096) });
@@ -178,7 +178,6 @@ fn poll_asks_for_tried_regions_and_reads_them_in_address_order() {
         let i = i as u64;
         assert_eq!(region.start, base + i * 0x20_0000, "region {i} (numeric, not lexical, order)");
         assert_eq!(region.nr_accesses as u64, i * 7 % 21);
-        assert_eq!(region.age as u64, i);
     }
     assert_eq!(regions[10].bytes(), 4096);
     assert_eq!(regions.iter().map(Region::bytes).sum::<u64>(), 10 * (2 << 20) + 4096);
@@ -220,7 +219,7 @@ fn a_kdamond_that_stopped_with_its_target_polls_as_stopped() {
     let mut monitor = DamonMonitor::start(&tree.root, PID, &options()).unwrap();
     // The kernel turns a vaddr kdamond off when its target exits.
     tree.write(&format!("{K0}/state"), "off\n");
-    let mut regions = vec![Region { start: 0, end: 4096, nr_accesses: 1, age: 1 }];
+    let mut regions = vec![Region { start: 0, end: 4096, nr_accesses: 1 }];
     assert_eq!(monitor.poll(&mut regions).unwrap(), Poll::Stopped);
     assert!(regions.is_empty());
     assert_eq!(tree.read(&format!("{K0}/state")), "off", "no command written to a stopped kdamond");

@@ -56,16 +56,19 @@ fn qemu_guest_node1_is_the_slow_tier() {
 fn qemu_guest_room_is_free_memory_above_watermarks_reserves_and_a_margin() {
     let topo = Topology::discover(&fixture("qemu-tier")).unwrap();
     let zones: Vec<ZoneTotals> = topo.nodes.iter().map(|n| n.zones.unwrap()).collect();
-    assert_eq!(zones[0], ZoneTotals { free: 175596, min: 11252, low: 14056, high: 16860, managed: 253514 });
-    assert_eq!(zones[1], ZoneTotals { free: 260078, min: 128, low: 3034, high: 5940, managed: 261632 });
+    assert_eq!(zones[0], ZoneTotals { free: 175596, pcp: 24, min: 11252, low: 14056, high: 16860, managed: 253514 });
+    assert_eq!(zones[1].free, 260078);
+    assert_eq!((zones[1].min, zones[1].low, zones[1].high, zones[1].managed), (128, 3034, 5940, 261632));
     // The same free pages meminfo counts.
     assert_eq!((zones[0].free * 4, zones[1].free * 4), (702384, 1040312));
-    // Node 0: DMA (3584 free, high 254, 975 protected from movable allocations) and DMA32
-    // (172012 free, high 16574); the empty Movable zone's watermark of 32 takes nothing;
-    // margin 1% of 253514 managed.
-    let node0 = (3584 - 254 - 975) + (172012 - 16574) - 2535;
-    // Node 1: its Movable zone above its high watermark, margin 1% of 261632.
-    let node1 = (260078 - 5940) - 2616;
+    // Node 0: DMA (3584 free + 12 on CPU 1's list, high 254, 975 protected from movable
+    // allocations) and DMA32 (172012 + 12 free, high 16574); the empty Movable zone's
+    // watermark of 32 takes nothing; margin 1% of 253514 managed.
+    let node0 = (3584 + 12 - 254 - 975) + (172012 + 12 - 16574) - 2535;
+    // Node 1: its Movable zone (260078 free + 12 on CPU 1's list) above its high
+    // watermark, margin 1% of 261632.
+    assert_eq!(zones[1].pcp, 12);
+    let node1 = (260078 + 12 - 5940) - 2616;
     assert_eq!((topo.nodes[0].headroom_pages, topo.nodes[1].headroom_pages), (node0, node1));
     assert_eq!((topo.room_pages(TierId(0)), topo.room_pages(TierId(1))), (node0 as u64, node1 as u64));
     assert!(topo.room_pages(TierId(0)) < 702384 / 4 - 16860, "less than MemFree above the high watermarks");

@@ -18,45 +18,12 @@
 # by one over the whole buffer, where every DAMON region mixes hot and cold pages.
 # vmtest-timeout: 75
 . /vmtest/guest/lib.sh
-HP=/sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages
 MIB=128 SHARE=32 SECS=16 SCATTER_SECS=10 CLUSTER=64 MARGIN=30 COLD_MIN=60 SELECT=20
 ZIPF="zipf_reader --mib $MIB --first-touch-node 1"
 
-# node0_free: node 0's free memory in MiB: MemFree plus the free pages held in its per-CPU lists
-# (zoneinfo "count:"; up to 27 MiB a CPU here, which MemFree leaves out but allocations use).
-node0_free() {
-    pcp=$(awk '$1 == "Node" { n = $2 } n == "0," && $1 == "count:" { s += $2 } END { print int(s * 4 / 1024) }' /proc/zoneinfo)
-    awk -v pcp=$pcp '/MemFree/ { print int($4 / 1024) + pcp }' /sys/devices/system/node/node0/meminfo
-}
-# node0_share MIB: reserves node 0's free memory in 2 MiB huge pages until about MIB MiB stay free
-# above its high watermarks, the same twice 1 s apart (memory of the previous scenario's processes
-# may still be coming free; memory is compacted when the kernel finds too few free 2 MiB blocks);
-# prints what is left.
-node0_share() {
-    high=$(awk '$1 == "Node" { n = $2 } n == "0," && $1 == "high" { s += $2 } END { print int(s * 4 / 1024) }' /proc/zoneinfo)
-    prev=-99
-    for try in 1 2 3 4 5 6 7 8; do
-        free=$(node0_free)
-        extra=$(((free - high - $1) / 2))
-        if [ $extra -le 2 ] && [ $extra -ge -2 ]; then
-            [ $((free - prev)) -le 2 ] && [ $((prev - free)) -le 2 ] && break
-            prev=$free
-            sleep 1
-            continue
-        fi
-        echo $(($(cat $HP) + extra)) > $HP
-        echo 1 > /proc/sys/vm/compact_memory
-        prev=-99
-    done
-    echo "hugepages=$(cat $HP) node0_free=${free}MiB high_wmark=${high}MiB above_high=$((free - high))MiB tries=$try"
-}
-# The kernel keeps freed pages in per-CPU lists (here up to 27 MiB a CPU) that its free counts,
-# and so tierkit's room, leave out: with the lists that large node 0's real room drifted 10-40 MiB
-# above the share during a run. Small lists keep the free counts honest for the scenario.
-PCP=/proc/sys/vm/percpu_pagelist_high_fraction
-pcp_was=$(cat $PCP)
-echo 100000 > $PCP
-trap 'echo 0 > $HP; echo $pcp_was > $PCP' EXIT
+# The per-CPU free lists stay as the kernel sizes them (up to 27 MiB a CPU here): tierkit's room
+# counts the pages on them.
+trap 'echo 0 > $HP' EXIT
 # pct PART WHOLE: PART as a whole percentage of WHOLE.
 pct() { [ "${2:-0}" -gt 0 ] && echo $(($1 * 100 / $2)) || echo 0; }
 # share NODE QUERY: the percentage of the queried pages on NODE.

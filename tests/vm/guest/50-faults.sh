@@ -28,7 +28,6 @@
 #   fault-munmap          the target unmaps and remaps part of its buffer while being migrated
 # vmtest-timeout: 110
 . /vmtest/guest/lib.sh
-HP=/sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages
 ADMIN=/sys/kernel/mm/damon/admin/kdamonds
 trap 'echo 0 > $HP' EXIT
 echo 0 > $HP

@@ -38,3 +38,34 @@ tier_of_node() {
 
 # node_mib N: MemTotal of node N in MiB.
 node_mib() { awk '/MemTotal/ {print int($4 / 1024)}' /sys/devices/system/node/node$1/meminfo 2>/dev/null; }
+
+# Node 0's 2 MiB huge pages: reserving them takes node 0's free memory away from everything else.
+HP=/sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages
+# node0_free: node 0's free memory in MiB: MemFree plus the free pages held in its per-CPU lists
+# (zoneinfo "count:"; up to 27 MiB a CPU here, which MemFree leaves out but allocations use).
+node0_free() {
+    pcp=$(awk '$1 == "Node" { n = $2 } n == "0," && $1 == "count:" { s += $2 } END { print int(s * 4 / 1024) }' /proc/zoneinfo)
+    awk -v pcp=$pcp '/MemFree/ { print int($4 / 1024) + pcp }' /sys/devices/system/node/node0/meminfo
+}
+# node0_share MIB: reserves node 0's free memory in 2 MiB huge pages until about MIB MiB stay free
+# above its high watermarks, the same twice 1 s apart (memory of the previous scenario's processes
+# may still be coming free; memory is compacted when the kernel finds too few free 2 MiB blocks);
+# prints what is left.
+node0_share() {
+    high=$(awk '$1 == "Node" { n = $2 } n == "0," && $1 == "high" { s += $2 } END { print int(s * 4 / 1024) }' /proc/zoneinfo)
+    prev=-99
+    for try in 1 2 3 4 5 6 7 8; do
+        free=$(node0_free)
+        extra=$(((free - high - $1) / 2))
+        if [ $extra -le 2 ] && [ $extra -ge -2 ]; then
+            [ $((free - prev)) -le 2 ] && [ $((prev - free)) -le 2 ] && break
+            prev=$free
+            sleep 1
+            continue
+        fi
+        echo $(($(cat $HP) + extra)) > $HP
+        echo 1 > /proc/sys/vm/compact_memory
+        prev=-99
+    done
+    echo "hugepages=$(cat $HP) node0_free=${free}MiB high_wmark=${high}MiB above_high=$((free - high))MiB tries=$try"
+}

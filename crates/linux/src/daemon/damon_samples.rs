@@ -216,7 +216,7 @@ mod tests {
     use tierkit_core::{Ctx, InMemory, Mover, Plan, Sampling, MILLISECOND};
 
     fn region(first: Page, pages: u64, nr_accesses: u32) -> Region {
-        Region { start: first * PAGE_SIZE, end: (first + pages) * PAGE_SIZE, nr_accesses, age: 0 }
+        Region { start: first * PAGE_SIZE, end: (first + pages) * PAGE_SIZE, nr_accesses }
     }
 
     fn counts(events: &[Event]) -> BTreeMap<Page, usize> {

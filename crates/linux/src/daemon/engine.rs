@@ -13,7 +13,7 @@ use tierkit_core::{
 };
 
 use super::dry_run::{DryRunView, Overlay};
-use super::reachable::{settle, ReachableView};
+use super::reachable::ReachableView;
 
 /// Pages per `migrate` call the mover makes; the live process splits them further into
 /// `move_pages(2)` calls of its pacer's batch size.
@@ -106,10 +106,9 @@ impl Engine {
     }
 
     /// Sets the tiers the policy sees from now on: the memory's, with the capacities the
-    /// target can reach ([`super::reachable::reachable_tiers`]), each fallen at most 1%
-    /// below the previous setting ([`super::reachable::settle`]).
+    /// target can reach ([`super::reachable::reachable_tiers`]).
     pub fn set_reachable(&mut self, tiers: Vec<TierInfo>) {
-        self.reachable = settle(&self.reachable, tiers);
+        self.reachable = tiers;
     }
 
     /// The policy's name.

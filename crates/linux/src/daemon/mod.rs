@@ -24,6 +24,7 @@ pub mod damon_samples;
 pub mod dry_run;
 pub mod engine;
 pub mod live_source;
+pub mod phases;
 pub mod profile;
 pub mod reachable;
 pub mod report;

@@ -483,9 +483,9 @@ mod tests {
                      9000-a000 r--p 00000000 00:00 0   [vvar]\nRss: 4 kB\n";
         let entries = crate::daemon::smaps::parse_smaps(smaps).unwrap();
         let regions = [
-            Region { start: 0x0, end: 0x2000, nr_accesses: 3, age: 0 },
-            Region { start: 0x2000, end: 0x3000, nr_accesses: 0, age: 0 },
-            Region { start: 0x3000, end: 0x9000, nr_accesses: 1, age: 0 },
+            Region { start: 0x0, end: 0x2000, nr_accesses: 3 },
+            Region { start: 0x2000, end: 0x3000, nr_accesses: 0 },
+            Region { start: 0x3000, end: 0x9000, nr_accesses: 1 },
         ];
         assert_eq!(accessed_bytes(&entries[0], &regions), 0x1000 + 0x2000);
         let o = observations(&entries, |e| accessed_bytes(e, &regions));

@@ -10,13 +10,9 @@
 //!
 //! So the daemon shows the policy a [`ReachableView`]: the process view with each
 //! tier's capacity cut to [`reachable_tiers`] (the target's resident pages there plus
-//! the tier's free room), recomputed at every rebuild of the process view and
-//! [`settle`]d: a capacity falls by at most 1% per rebuild. The kernel's free counts
-//! leave out the pages held in per-CPU free lists (tens of MiB per CPU), where the pages
-//! tierkit demotes first land: a capacity that followed the counts at once would shrink
-//! with every demotion that did not show as free room, raise the policy's hot threshold,
-//! and make it demote its hot pages too. Real losses of room (other processes growing)
-//! still come through within a minute or so.
+//! the tier's free room, which counts the per-CPU free lists where the pages tierkit
+//! demotes land first: [`crate::topology`]'s zoneinfo reading), recomputed at every
+//! rebuild of the process view.
 
 use tierkit_core::{Memory, MoveStatus, Nanos, Page, Resident, ScanCursor, TierId, TierInfo};
 
@@ -30,22 +26,6 @@ pub fn reachable_tiers(mem: &dyn Memory, resident: &[u64]) -> Vec<TierInfo> {
             let held = resident.get(t.id.index()).copied().unwrap_or(0);
             let reach = held.saturating_add(mem.free_pages(t.id)).clamp(1, t.capacity_pages.max(1));
             TierInfo { capacity_pages: reach, ..t.clone() }
-        })
-        .collect()
-}
-
-/// Most a capacity may fall per update (see [`settle`]).
-const MAX_FALL: f64 = 0.01;
-
-/// The capacities of `now`, each fallen at most 1% below the previous one in `prev`
-/// (see the [module documentation](self)); never above the tier's own capacity, which
-/// `now` is cut to.
-pub fn settle(prev: &[TierInfo], now: Vec<TierInfo>) -> Vec<TierInfo> {
-    now.into_iter()
-        .map(|t| {
-            let floor =
-                prev.iter().find(|p| p.id == t.id).map_or(0, |p| (p.capacity_pages as f64 * (1.0 - MAX_FALL)) as u64);
-            TierInfo { capacity_pages: t.capacity_pages.max(floor), ..t }
         })
         .collect()
 }
@@ -110,24 +90,5 @@ mod tests {
         assert_eq!(out, [MoveStatus::Busy]);
         assert_eq!(mem.tier_of(129), Some(TierId(1)), "the view moves nothing");
         assert_eq!(reachable_tiers(&mem, &[0, 0])[0].capacity_pages, 1, "never zero");
-    }
-
-    #[test]
-    fn capacities_fall_by_at_most_one_percent_an_update_and_rise_at_once() {
-        let mem = InMemory::new(&[10_000, 1000]).unwrap();
-        let at = |fast: u64| {
-            let mut t = mem.tiers().to_vec();
-            t[0].capacity_pages = fast;
-            t
-        };
-        let mut cap = at(5000);
-        // Demotions that never show as free room: the measured capacity drops to 1,000.
-        for _ in 0..10 {
-            cap = settle(&cap, at(1000));
-        }
-        assert!((4500..4600).contains(&cap[0].capacity_pages), "{}", cap[0].capacity_pages);
-        assert_eq!(settle(&cap, at(8000))[0].capacity_pages, 8000, "room that appears is used at once");
-        assert_eq!(settle(&[], at(700))[0].capacity_pages, 700, "the first measurement stands");
-        assert_eq!(cap[1].capacity_pages, 1000);
     }
 }

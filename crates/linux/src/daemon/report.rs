@@ -114,6 +114,12 @@ impl Report {
         if let Ended::Signal(sig) = self.ended {
             line.push_str(&format!(" signal={sig}"));
         }
+        if s.move_calls.0 > 0 {
+            line.push_str(&format!(" move_calls={} pages_sent={}", s.move_calls.0, s.move_calls.1));
+        }
+        for (name, spent) in &s.cpu_split {
+            line.push_str(&format!(" cpu_ms_{name}={}", spent.as_millis()));
+        }
         if self.changed_knobs {
             let failed: Vec<String> = s
                 .knobs
@@ -157,9 +163,11 @@ mod tests {
             demoted_pages: 4,
             demoted_bytes: 4 * 4096,
             move_errors: BTreeMap::from([(libc::ENOMEM, 2), (libc::EBUSY, 5)]),
+            move_calls: (0, 0),
             fast_residency: Some(0.5),
             hit_ratio: None,
             cpu: Duration::from_millis(20),
+            cpu_split: Vec::new(),
             rss_bytes: 1 << 20,
             knobs,
             ending: ending_of(&ended, 42),

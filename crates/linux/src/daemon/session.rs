@@ -11,6 +11,7 @@ use tierkit_core::{Event, Memory, Page, SourceRequest, MILLISECOND, PAGE_SIZE};
 use super::engine::Engine;
 use super::engine::Round;
 use super::live_source::{LiveSource, SourceKind};
+use super::phases::{Phase, PhaseMeter};
 use super::reachable::reachable_tiers;
 use super::report::{ending_of, Ended, Report};
 use super::telemetry::{fast_residency, process_cpu_ns, TelemetryBuilder};
@@ -32,6 +33,9 @@ const REFRESH_FAILURES: u32 = 3;
 /// How often the gauges (residency, hit ratio, tierkit's own CPU time and RSS) are
 /// re-published.
 const USAGE_EVERY: Duration = Duration::from_secs(1);
+/// How often the nodes' free memory is re-read (`/proc/zoneinfo`, a few KiB a CPU);
+/// between reads the moves keep the room current.
+const FREE_EVERY: Duration = Duration::from_secs(1);
 /// How long a step of a move round should take: between steps the status line and
 /// gauges are published when due, and signals and the target's exit end the round.
 const MOVE_STEP: Duration = Duration::from_millis(250);
@@ -94,6 +98,7 @@ pub(super) struct Session<'a> {
     kernel_published: (u64, u64),
     next_tick: Instant,
     next_refresh: Instant,
+    next_free: Instant,
     refresh_failures: u32,
     next_status: Option<Instant>,
     mark: Mark,
@@ -107,6 +112,8 @@ pub(super) struct Session<'a> {
     next_usage: Instant,
     warned_permission: bool,
     warned_threads: bool,
+    /// The loop's CPU time by phase, for the summary.
+    phases: PhaseMeter,
 }
 
 impl<'a> Session<'a> {
@@ -155,6 +162,7 @@ impl<'a> Session<'a> {
             kernel_published: (0, 0),
             next_tick: now + tick,
             next_refresh: now + REFRESH_MIN,
+            next_free: now + FREE_EVERY,
             refresh_failures: 0,
             next_status: cfg.status_every.filter(|d| !d.is_zero()).map(|d| now + d),
             mark: Mark { at: now, samples: 0, lost: 0, promoted: 0, demoted: 0 },
@@ -166,6 +174,7 @@ impl<'a> Session<'a> {
             next_usage: now + USAGE_EVERY,
             warned_permission: false,
             warned_threads: false,
+            phases: PhaseMeter::default(),
         };
         session.publish_gauges();
         session
@@ -244,7 +253,12 @@ impl<'a> Session<'a> {
             }
         };
         let skip_poll = self.backlog && self.source.as_ref().is_some_and(LiveSource::blocks);
-        let polled = if skip_poll { false } else { self.poll().map_err(|e| stop_because(target, e))? };
+        let polled = if skip_poll {
+            false
+        } else {
+            let polled = self.measured(Phase::Source, Self::poll);
+            polled.map_err(|e| stop_because(target, e))?
+        };
         if polled {
             return Err(match target.wait_timeout(Duration::from_secs(1)) {
                 Some(exit) => Ended::TargetExited(exit),
@@ -255,8 +269,8 @@ impl<'a> Session<'a> {
                 ),
             });
         }
-        self.deliver();
-        self.execute(signals, log);
+        self.measured(Phase::Policy, Self::deliver);
+        self.measured(Phase::Moves, |s| s.execute(signals, log));
         let now = Instant::now();
         if now >= self.next_tick {
             self.on_tick();
@@ -265,8 +279,16 @@ impl<'a> Session<'a> {
         if now >= self.next_refresh {
             self.refresh(signals, log).map_err(|e| stop_because(target, e))?;
         }
-        self.publish(now, log);
+        self.measured(Phase::Publish, |s| s.publish(now, log));
         Ok(())
+    }
+
+    /// Runs `f` on the session, charging its thread CPU time to `phase`.
+    fn measured<T>(&mut self, phase: Phase, f: impl FnOnce(&mut Self) -> T) -> T {
+        let mut meter = std::mem::take(&mut self.phases);
+        let out = meter.measure(phase, || f(self));
+        self.phases = meter;
+        out
     }
 
     /// Polls the source into `events`; `Ok(true)` when it saw the target exit.
@@ -366,17 +388,25 @@ impl<'a> Session<'a> {
 
     /// The policy's tick.
     fn on_tick(&mut self) {
-        let _ = self.process.refresh_free();
-        let telemetry = self.telemetry.tick(&self.process, self.process.now());
-        if let Some(engine) = self.engine.as_mut() {
-            engine.on_tick(&telemetry, &self.process);
+        let now = Instant::now();
+        if now >= self.next_free {
+            self.next_free = now + FREE_EVERY;
+            let _ = self.phases.measure(Phase::View, || self.process.refresh_free());
         }
+        let (process, telemetry, engine) = (&self.process, &mut self.telemetry, self.engine.as_mut());
+        self.phases.measure(Phase::Policy, || {
+            let telemetry = telemetry.tick(process, process.now());
+            if let Some(engine) = engine {
+                engine.on_tick(&telemetry, process);
+            }
+        });
     }
 
     /// Rebuilds the process view; `Err` ends the run (the message says why).
     fn refresh(&mut self, signals: &Signals, log: &mut dyn Write) -> Result<(), String> {
         let began = Instant::now();
-        match self.process.refresh() {
+        let process = &mut self.process;
+        match self.phases.measure(Phase::View, || process.refresh()) {
             Ok(_) => {
                 let cost = began.elapsed();
                 self.refresh_failures = 0;
@@ -396,22 +426,25 @@ impl<'a> Session<'a> {
         let Some(source) = self.source.as_mut() else { return Ok(()) };
         let (engine, process) = (self.engine.as_mut(), &self.process);
         if let Some(engine) = engine {
-            engine.after_refresh(process);
-            engine.set_reachable(reachable_tiers(process, &process.resident_by_tier()));
+            self.phases.measure(Phase::Policy, || {
+                engine.after_refresh(process);
+                engine.set_reachable(reachable_tiers(process, &process.resident_by_tier()));
+            });
         }
         let engine = self.engine.as_ref();
         let tier_of = |p: Page| match engine {
             Some(e) => e.tier_of(process, p),
             None => process.tier_of(p),
         };
-        if let Err(e) = source.after_refresh(&tier_of, &mut self.events) {
+        let events = &mut self.events;
+        if let Err(e) = self.phases.measure(Phase::Source, || source.after_refresh(&tier_of, events)) {
             if !self.warned_threads {
                 self.warned_threads = true;
                 let _ = writeln!(log, "tierkit: warning: some of the target's threads are not sampled: {e}");
             }
         }
-        self.deliver();
-        self.execute(signals, log);
+        self.measured(Phase::Policy, Self::deliver);
+        self.measured(Phase::Moves, |s| s.execute(signals, log));
         Ok(())
     }
 
@@ -507,9 +540,11 @@ impl<'a> Session<'a> {
             demoted_pages: demoted,
             demoted_bytes: demoted * PAGE_SIZE,
             move_errors: errors,
+            move_calls: (self.process.pacer().counts().calls, self.process.pacer().counts().pages_sent),
             fast_residency: fast_residency(&self.process.resident_by_tier()),
             hit_ratio: self.telemetry.hit_ratio(),
             cpu,
+            cpu_split: self.phases.split(),
             rss_bytes: usage.rss_bytes,
             knobs,
             ending: ending_of(&ended, pid),
@@ -547,9 +582,11 @@ pub(super) fn empty_report(
         demoted_pages: 0,
         demoted_bytes: 0,
         move_errors: BTreeMap::new(),
+        move_calls: (0, 0),
         fast_residency: None,
         hit_ratio: None,
         cpu: own_cpu_since(started_cpu),
+        cpu_split: Vec::new(),
         rss_bytes: usage.rss_bytes,
         knobs: Vec::new(),
         ending: ending_of(&ended, pid),

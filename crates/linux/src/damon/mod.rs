@@ -19,6 +19,7 @@
 pub mod regions;
 pub mod sysfs;
 pub mod target_regions;
+mod tried_regions;
 
 pub use regions::{to_events, Region};
 pub use sysfs::{DamonError, DamonMonitor, DamonOptions, Poll, Unavailable};

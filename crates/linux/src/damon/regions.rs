@@ -14,8 +14,6 @@ pub struct Region {
     /// Sampling checks within the aggregation interval that found the region accessed
     /// (at most `aggr_us / sample_us`).
     pub nr_accesses: u32,
-    /// Aggregation intervals the region has kept a similar access frequency.
-    pub age: u32,
 }
 
 impl Region {
@@ -45,9 +43,9 @@ mod tests {
     #[test]
     fn regions_become_page_ranges_with_their_access_counts() {
         let regions = [
-            Region { start: 0x7f00_0000_0000, end: 0x7f00_0020_0000, nr_accesses: 20, age: 3 },
-            Region { start: 0x5000, end: 0x5800, nr_accesses: 1, age: 0 },
-            Region { start: 0x1000, end: 0x4000, nr_accesses: 0, age: 9 },
+            Region { start: 0x7f00_0000_0000, end: 0x7f00_0020_0000, nr_accesses: 20 },
+            Region { start: 0x5000, end: 0x5800, nr_accesses: 1 },
+            Region { start: 0x1000, end: 0x4000, nr_accesses: 0 },
         ];
         let mut out = vec![Event::Free { page: 1 }];
         to_events(&regions, &mut out);
@@ -64,7 +62,7 @@ mod tests {
 
     #[test]
     fn an_inverted_region_is_empty_not_huge() {
-        let region = Region { start: 0x9000, end: 0x1000, nr_accesses: 5, age: 1 };
+        let region = Region { start: 0x9000, end: 0x1000, nr_accesses: 5 };
         assert_eq!(region.bytes(), 0);
         assert_eq!(region.event(), None);
     }

@@ -390,21 +390,7 @@ impl DamonMonitor {
             Err(err) if err.is_not_found() => None,
             Err(err) => return Err(err.into()),
         };
-        let mut indices: Vec<u64> = fs::read_dir(&dir)
-            .map_err(|source| SysfsError::Read { path: dir.clone(), source })?
-            .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
-            .collect();
-        indices.sort_unstable();
-        for index in indices {
-            let region = dir.join(index.to_string());
-            let read = |name: &str| sysfs_io::read_parsed::<u64>(&region.join(name), "a number");
-            let read32 = |name: &str| sysfs_io::read_parsed::<u32>(&region.join(name), "a 32-bit count");
-            let (start, end) = (read("start")?, read("end")?);
-            if end < start {
-                return Err(DamonError::BadRegion { path: region, start, end });
-            }
-            out.push(Region { start, end, nr_accesses: read32("nr_accesses")?, age: read32("age")? });
-        }
+        super::tried_regions::read_tried_regions(&dir, out)?;
         Ok(Poll::Regions { total_bytes })
     }
 

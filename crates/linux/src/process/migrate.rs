@@ -6,6 +6,8 @@
 //!   base pages. Its first occurrence carries the outcome; later occurrences are reported
 //!   `AlreadyThere` (nothing more was done for them), so a plan that repeats pages spends
 //!   neither the pacer's allowance nor the promoted-page count twice.
+//! - **Only what must move.** A unit the placement cache already puts in the destination
+//!   tier is `AlreadyThere` without a system call; the others are sent in address order.
 //! - **No retry of lasting refusals.** A unit in its cool-down ([`super::cooling`]) gets
 //!   the status it failed with again, without a system call.
 //! - **Room first.** A unit that must move onto another node goes to the node of the
@@ -43,12 +45,12 @@ impl Unit {
     }
 }
 
-/// A unit in a `move_pages` call: where it was sent, and whether room was reserved there.
+/// A unit in a `move_pages` call and the node it was sent to, where room was reserved
+/// for it.
 #[derive(Clone, Copy, Debug)]
 struct Sent {
     unit: usize,
     node: u32,
-    reserved: bool,
 }
 
 /// The status for a negative per-page `move_pages` result.
@@ -90,6 +92,8 @@ impl LiveProcess {
                 None => todo.push(u),
             }
         }
+        // Address order: the kernel walks the page tables in order, as the raw loop does.
+        todo.sort_unstable_by_key(|&u| units[u].page);
         let mut done = 0;
         while done < todo.len() && !self.gone {
             let end = todo.len().min(done + self.pacer.batch_pages());
@@ -111,13 +115,18 @@ impl LiveProcess {
             let Some(addr) = unit.page.checked_mul(PAGE_SIZE).and_then(|a| usize::try_from(a).ok()) else {
                 continue; // no such address: stays NotResident
             };
-            let (node, reserved) = match unit.prev {
-                // Already in the tier: named with its own node, so the kernel leaves it there.
-                Some(n) if self.placement.node_tier[n] == to => (self.node_ids[n], false),
+            let node = match unit.prev {
+                // Already in the tier by the cache (which every move keeps current): no
+                // call. Should something else have moved it since the last refresh, the
+                // next refresh shows it and the policy decides again.
+                Some(n) if self.placement.node_tier[n] == to => {
+                    statuses[u] = MoveStatus::AlreadyThere;
+                    continue;
+                }
                 _ => match self.topology.roomiest_node(to) {
                     Some(id) if self.topology.node(id).is_some_and(|n| n.room_pages() >= unit.weight()) => {
                         self.take_room(id, unit.weight() as i64);
-                        (id, true)
+                        id
                     }
                     _ => {
                         statuses[u] = MoveStatus::NoSpace;
@@ -127,7 +136,7 @@ impl LiveProcess {
             };
             addrs.push(addr);
             nodes.push(node as i32);
-            sent.push(Sent { unit: u, node, reserved });
+            sent.push(Sent { unit: u, node });
         }
         if addrs.is_empty() {
             return;
@@ -188,11 +197,9 @@ impl LiveProcess {
         };
         for s in sent {
             statuses[s.unit] = all;
-            if s.reserved {
-                self.take_room(s.node, -(units[s.unit].weight() as i64));
-                if all == MoveStatus::NoSpace {
-                    self.no_room(s.node);
-                }
+            self.take_room(s.node, -(units[s.unit].weight() as i64));
+            if all == MoveStatus::NoSpace {
+                self.no_room(s.node);
             }
         }
         let no_space = all == MoveStatus::NoSpace;
@@ -219,11 +226,7 @@ impl LiveProcess {
         call: &mut CallRecord,
     ) -> MoveStatus {
         let weight = unit.weight() as i64;
-        let release = |live: &mut Self| {
-            if sent.reserved {
-                live.take_room(sent.node, -weight);
-            }
-        };
+        let release = |live: &mut Self| live.take_room(sent.node, -weight);
         if status < 0 {
             let errno = -status;
             self.pacer.count_errno(errno, 1);
@@ -250,7 +253,7 @@ impl LiveProcess {
         match unit.prev {
             Some(prev) if prev != n => {
                 self.take_room(self.node_ids[prev], -weight);
-                if !sent.reserved || sent.node != self.node_ids[n] {
+                if sent.node != self.node_ids[n] {
                     release(self);
                     self.take_room(self.node_ids[n], weight);
                 }
@@ -369,13 +372,14 @@ mod tests {
         let node = live.node_ids[0];
         let before = headroom(&live, node);
         live.take_room(node, 1);
-        let (sent, now) = (Sent { unit: 0, node, reserved: true }, live.now());
+        let (sent, now) = (Sent { unit: 0, node }, live.now());
         let mut call = CallRecord::default();
         let status = live.settle(&unit(&live, q), sent, -libc::EACCES, TierId(0), now, &mut call);
         assert_eq!(status, MoveStatus::Failed(libc::EACCES));
         assert_eq!(headroom(&live, node), before, "the room reserved for it is given back");
         assert_eq!(live.pacer.counts().by_errno[&libc::EACCES], 1);
-        live.settle(&unit(&live, p), Sent { reserved: false, ..sent }, -libc::EFAULT, TierId(0), now, &mut call);
+        live.take_room(node, 1);
+        live.settle(&unit(&live, p), sent, -libc::EFAULT, TierId(0), now, &mut call);
 
         // Refused again without a system call, once per distinct page.
         let calls = live.pacer.counts().calls;
@@ -403,7 +407,7 @@ mod tests {
         fresh.touch();
         let node = live.node_ids[0];
         let mut call = CallRecord::default();
-        let sent = Sent { unit: 0, node, reserved: true };
+        let sent = Sent { unit: 0, node };
         live.take_room(node, 1);
         let now = live.now();
         let status = live.settle(&unit(&live, known.page(0)), sent, -libc::ENOMEM, TierId(0), now, &mut call);
@@ -419,10 +423,10 @@ mod tests {
         use MoveStatus::*;
         assert_eq!(out, [NoSpace, NoSpace, AlreadyThere]);
         assert_eq!(live.pacer.counts().calls, calls);
-        // A page already in the tier needs none: the kernel is asked, and leaves it.
+        // A page the cache places in the tier already needs no room and no call.
         out.clear();
         live.migrate(&[known.page(1)], TierId(0), &mut out);
-        assert_eq!(live.pacer.counts().calls, calls + 1);
+        assert_eq!(live.pacer.counts().calls, calls);
         if live.topology.nodes.len() == 1 {
             assert_eq!(out, [AlreadyThere]);
         }

@@ -15,16 +15,24 @@
 //! a margin:
 //!
 //! ```text
-//! headroom = Σ over its zones of max(0, free − high − protection[Movable]) − margin
+//! headroom = Σ over its zones of max(0, free + pcp − high − protection[Movable]) − margin
 //! margin   = MARGIN_PERCENT (1%) of the node's managed pages
 //! ```
+//!
+//! - `pcp` are the free pages on the zone's per-CPU lists (the `count:` of each CPU's
+//!   pageset). A freed page goes there first, and `pages free` leaves it out until the
+//!   lists are drained: a demotion frees pages on the fast node's lists of the CPU that
+//!   ran `move_pages`, often thousands of them. Without them the room read after a
+//!   demotion had not risen, and a policy told so demoted again (in the test guest, a
+//!   whole 256 MiB buffer). They are taken first by allocations on their CPU — tierkit's
+//!   own promotions among them — and returned to the free lists when drained.
 //!
 //! - `high` is where kswapd stops reclaiming: staying above it, tierkit's moves never wake
 //!   kswapd, let alone reach `min`.
 //! - `protection[Movable]` is the zone's reserve against movable allocations (the lowmem
 //!   reserve that keeps `DMA`/`DMA32` for allocations that need them).
 //! - The margin absorbs what the target and the kernel allocate between two reads (the
-//!   live platform re-reads every policy tick). It is not `max(high, 1%)`: kernels with
+//!   live platform re-reads every second). It is not `max(high, 1%)`: kernels with
 //!   transparent huge pages raise `min_free_kbytes`, so on small nodes `high` is already
 //!   several percent (66 MiB of the QEMU guest's 967 MiB node 0), and doubling it would
 //!   keep a seventh of the fast tier unused.
@@ -53,6 +61,8 @@ pub const FALLBACK_RESERVE_PERCENT: u64 = 2;
 pub struct ZoneTotals {
     /// Free pages (`pages free`).
     pub free: u64,
+    /// Free pages on the per-CPU lists (`count:` of every CPU's pageset).
+    pub pcp: u64,
     /// Min watermarks: below them only the kernel may allocate.
     pub min: u64,
     /// Low watermarks: kswapd starts reclaiming below them.
@@ -86,6 +96,7 @@ struct Zone {
     high: Option<u64>,
     managed: Option<u64>,
     protection: Vec<u64>,
+    pcp: u64,
 }
 
 /// `/proc/zoneinfo` under a root.
@@ -122,6 +133,10 @@ fn parse_zoneinfo(text: &str) -> Result<Vec<NodeZones>, (&'static str, String)> 
             ["low", n] => (&mut zone.low, n),
             ["high", n] => (&mut zone.high, n),
             ["managed", n] => (&mut zone.managed, n),
+            ["count:", n] => {
+                zone.pcp += number(n)?;
+                continue;
+            }
             ["protection:", ..] => {
                 let list = line.split_once('(').and_then(|(_, rest)| rest.split_once(')')).map(|(list, _)| list);
                 let Some(list) = list else { return Err(("`protection: (a, b, …)`", found(line))) };
@@ -165,11 +180,12 @@ fn node_zones(id: u32, zones: &[Zone]) -> NodeZones {
             None => z.protection.iter().copied().max().unwrap_or(0),
         };
         t.free += free;
+        t.pcp += z.pcp;
         t.min += z.min.unwrap_or(0);
         t.low += z.low.unwrap_or(0);
         t.high += high;
         t.managed += z.managed.unwrap_or(0);
-        usable += free.saturating_sub(high.saturating_add(protected));
+        usable += (free + z.pcp).saturating_sub(high.saturating_add(protected));
     }
     let headroom = usable as i64 - (t.managed * MARGIN_PERCENT / 100) as i64;
     NodeZones { id, totals: t, headroom }
@@ -241,6 +257,19 @@ Node 0, zone  Movable
     fn pageset_high_lines_do_not_override_the_watermark() {
         let t = parse_zoneinfo(HOST).unwrap()[0].totals;
         assert_eq!(t.high, 27 + 19549 + 32, "not the pagesets' `high: 0` or `high: 11547`");
+    }
+
+    #[test]
+    fn per_cpu_free_pages_count_as_room() {
+        let lists = "  pagesets\n    cpu: 0\n              count:    700\n              high:     900\n    cpu: 1\n              \
+                     count:    300\n              high:     900\n";
+        let zone = "Node 0, zone Normal\n  pages free 5000\n  min 100\n  low 200\n  high 300\n  managed 100000\n  \
+                    protection: (0, 0)\n";
+        let node = parse_zoneinfo(&format!("{zone}{lists}")).unwrap()[0];
+        assert_eq!((node.totals.free, node.totals.pcp), (5000, 1000));
+        assert_eq!(node.headroom, (5000 + 1000 - 300) - 1000);
+        let bare = parse_zoneinfo(zone).unwrap()[0];
+        assert_eq!(node.headroom - bare.headroom, 1000, "a demotion's freed pages raise the room at once");
     }
 
     #[test]
