@@ -300,12 +300,13 @@ const DEMOTED_PAGES: &str = "tierkit_demoted_pages_total";
 const PROMOTED_BYTES: &str = "tierkit_promoted_bytes_total";
 const DEMOTED_BYTES: &str = "tierkit_demoted_bytes_total";
 const MOVE_ERRORS: &str = "tierkit_move_errors_total";
+const HELD_BACK: &str = "tierkit_moves_held_back_pages_total";
 const RESIDENCY: &str = "tierkit_fast_tier_residency_ratio";
 const HIT_RATIO: &str = "tierkit_hit_ratio";
 const CPU: &str = "tierkit_cpu_seconds_total";
 const RSS: &str = "tierkit_rss_bytes";
 
-const FAMILIES: [(&str, Kind, &str); 11] = [
+const FAMILIES: [(&str, Kind, &str); 12] = [
     (SAMPLES, Kind::Counter, "Access samples received, by source."),
     (LOST, Kind::Counter, "Access samples the source reported lost (ring-buffer overflow, throttling)."),
     (PROMOTED_PAGES, Kind::Counter, "Base pages moved to a faster tier."),
@@ -313,6 +314,12 @@ const FAMILIES: [(&str, Kind, &str); 11] = [
     (PROMOTED_BYTES, Kind::Counter, "Bytes moved to a faster tier."),
     (DEMOTED_BYTES, Kind::Counter, "Bytes moved to a slower tier."),
     (MOVE_ERRORS, Kind::Counter, "Pages move_pages(2) failed to move, by errno."),
+    (
+        HELD_BACK,
+        Kind::Counter,
+        "Pages tierkit did not ask the kernel to move, by reason: no_room (no node of the destination tier had \
+         room above its watermarks), cooling_down (refused earlier for a lasting reason, within its 30 s cool-down).",
+    ),
     (RESIDENCY, Kind::Gauge, "Fraction of the target's resident pages in the fast tier."),
     (HIT_RATIO, Kind::Gauge, "Fraction of sampled accesses the fast tier served (absent when unknown)."),
     (CPU, Kind::Counter, "CPU time tierkit itself used, user plus system, in seconds."),
@@ -377,6 +384,13 @@ impl TierkitMetrics {
     /// Counts `n` pages that failed to move with `errno` (labelled by [`errno_name`]).
     pub fn add_move_errors(&self, errno: i32, n: u64) {
         self.add(MOVE_ERRORS, &[("errno", &errno_name(errno))], n);
+    }
+
+    /// Counts pages held back without a `move_pages(2)` call: `no_room` for lack of room
+    /// on the destination tier, `cooling_down` after a lasting refusal.
+    pub fn add_held_back(&self, no_room: u64, cooling_down: u64) {
+        self.add(HELD_BACK, &[("reason", "no_room")], no_room);
+        self.add(HELD_BACK, &[("reason", "cooling_down")], cooling_down);
     }
 
     /// Sets the fast-tier residency of the target (0..=1), or removes it when unknown.

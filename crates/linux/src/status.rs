@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use crate::metrics::errno_name;
+use crate::process::HeldBack;
 use crate::signals::signal_name;
 use crate::target::TargetExit;
 
@@ -111,6 +112,8 @@ pub struct Summary {
     /// `move_pages(2)` calls made to move pages, and the pages passed to them (a huge
     /// page counts once).
     pub move_calls: (u64, u64),
+    /// Pages refused without asking the kernel.
+    pub held_back: HeldBack,
     /// Last measured fast-tier residency of the target (0..=1).
     pub fast_residency: Option<f64>,
     /// Fast-tier hit ratio (0..=1), if known.
@@ -173,6 +176,15 @@ pub fn format_summary(s: &Summary) -> String {
     if s.move_calls.0 > 0 {
         let (calls, sent) = s.move_calls;
         line("calls", &format!("{} move_pages calls for {}", format_count(calls), pages(sent)));
+    }
+    let HeldBack { no_room, cooling } = s.held_back;
+    if no_room + cooling > 0 {
+        let text = format!(
+            "{} (no room on the destination tier), {} (refused earlier, cooling down)",
+            pages(no_room),
+            pages(cooling)
+        );
+        line("held back", &text);
     }
     let placement = match (s.fast_residency, s.hit_ratio) {
         (None, None) => "not measured".to_string(),
@@ -357,6 +369,7 @@ mod tests {
             demoted_bytes: 8 << 20,
             move_errors: BTreeMap::from([(libc::EBUSY, 3), (libc::ENOMEM, 12), (4242, 1)]),
             move_calls: (12, 3100),
+            held_back: HeldBack { no_room: 40, cooling: 1 },
             fast_residency: Some(0.5),
             hit_ratio: Some(0.912),
             cpu: Duration::from_millis(1500),
@@ -385,6 +398,7 @@ mod tests {
             "  demoted:   2,048 pages (8.0 MiB)",
             "  errors:    ENOMEM 12 pages, EBUSY 3 pages, errno 4242 1 page",
             "  calls:     12 move_pages calls for 3,100 pages",
+            "  held back: 40 pages (no room on the destination tier), 1 page (refused earlier, cooling down)",
             "  placement: fast tier 50.0% of resident pages, hit ratio 91.2%",
             "  own cost:  cpu 1.50 s (1.5% of a core), rss 12.0 MiB",
             "  cpu split: source 0.90 s, policy 0.25 s",

@@ -9,6 +9,10 @@
 #                    count every 0.5 s; the rate is the best over any two polls >= 2 s apart. The raw
 #                    loop runs first and then moves the pages back. Both run beside the workload's
 #                    reader thread; tierkit also beside its kdamond. Goal: tierkit >= 90% of raw.
+#                    Also reported: CPU time per moved page, tierkit's (the summary's cpu split,
+#                    moves phase) against the raw loop's (its own user + system time), which
+#                    leaves out what the two wall-clock rates also measure: the share of the two
+#                    vCPUs each got beside the reader thread and (tierkit's) kdamond.
 #   move-accounting  (asserted) the summary's promoted_pages are pages that really moved.
 #   status-cadence   (asserted) tierkit's status lines (--status-every 1) keep coming while it moves
 #                    pages (at least 3); the longest gap is reported as a VMBENCH line, not asserted.
@@ -86,9 +90,16 @@ echo "  tierkit: node0 pages by time (cs:count):$trail"
 tk_best=$(best "$trail")
 raw_rate=${raw_best% *}; tk_rate=${tk_best% *}
 pct=$(rate "$tk_rate" "$raw_rate")
+fields=$(grep '^tierkit: ended=' /tmp/tm.log)
+raw_us=$(awk -v c="$(kv cpu_seconds "$(cat /tmp/raw.out)")" -v n="$(kv moved "$(cat /tmp/raw.out)")" \
+    'BEGIN { printf "%.1f", (n > 0 ? c * 1e6 / n : 0) }')
+tk_us=$(awk -v c="$(kv cpu_ms_moves "$fields")" -v n="$(kv promoted_pages "$fields")" \
+    'BEGIN { printf "%.1f", (n > 0 ? c * 1e3 / n : 0) }')
+cpu_pct=$(awk -v r="$raw_us" -v t="$tk_us" 'BEGIN { printf "%d", (t > 0 ? r * 100 / t : 0) }')
 bench move-throughput pages=$(kv total "$start") raw_pages_per_s=$raw_rate tierkit_pages_per_s=$tk_rate \
     tierkit_pct_of_raw=$pct raw_first_to_last=${raw_best#* } tierkit_first_to_last=${tk_best#* } \
-    raw_self_timed_pages_per_s=$(kv pages_per_s "$(cat /tmp/raw.out)") raw_batch=512 policy=lru-cache source=damon
+    raw_self_timed_pages_per_s=$(kv pages_per_s "$(cat /tmp/raw.out)") raw_cpu_us_per_page=$raw_us \
+    tierkit_moves_cpu_us_per_page=$tk_us raw_cpu_pct_of_tierkit=$cpu_pct raw_batch=512 policy=lru-cache source=damon
 if [ "${raw_rate:-0}" -gt 0 ] && [ "${tk_rate:-0}" -gt 0 ]; then
     pass bench-move "best 2-s rate: raw $raw_rate pages/s, tierkit $tk_rate pages/s ($pct% of raw; goal >= 90%)"
 else

@@ -6,7 +6,8 @@
 // Build: gcc -static -O2 -o move_pid move_pid.c
 // Usage: move_pid PID ADDRS_FILE|0xSTART-0xEND --to NODE [--batch B]
 // Output: "MOVE_PID pid=P pages=N batch=B to=NODE calls=C moved=M already=A failed=F seconds=S
-//          pages_per_s=R" where already counts pages that were on NODE before (the kernel reports
+//          cpu_seconds=T pages_per_s=R" (T: the loop's own user + system time) where already
+//          counts pages that were on NODE before (the kernel reports
 //          NODE for them too, so they count as moved), failed the rest [first_status=-errno].
 // Exit 0 when the loop ran (some pages may have failed), 2 on bad usage or a failed call.
 #define _GNU_SOURCE
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -102,6 +104,8 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < npages; i++) nodes[i] = to;
   long calls = 0, moved = 0, already = 0, failed = 0;
   int first_err = 0;
+  struct rusage r0, r1;
+  getrusage(RUSAGE_SELF, &r0);
   double t0 = now();
   for (size_t i = 0; i < npages; i += batch) {
     size_t n = npages - i < (size_t)batch ? npages - i : (size_t)batch;
@@ -112,6 +116,9 @@ int main(int argc, char **argv) {
     calls++;
   }
   double dt = now() - t0;
+  getrusage(RUSAGE_SELF, &r1);
+  double cpu = (r1.ru_utime.tv_sec - r0.ru_utime.tv_sec + r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) +
+               (r1.ru_utime.tv_usec - r0.ru_utime.tv_usec + r1.ru_stime.tv_usec - r0.ru_stime.tv_usec) * 1e-6;
   for (size_t i = 0; i < npages; i++) {
     if (status[i] == to) {
       moved++;
@@ -121,8 +128,8 @@ int main(int argc, char **argv) {
     }
   }
   printf("MOVE_PID pid=%d pages=%zu batch=%ld to=%d calls=%ld moved=%ld already=%ld failed=%ld seconds=%.3f "
-         "pages_per_s=%.0f",
-         pid, npages, batch, to, calls, moved, already, failed, dt, (moved - already) / dt);
+         "cpu_seconds=%.3f pages_per_s=%.0f",
+         pid, npages, batch, to, calls, moved, already, failed, dt, cpu, (moved - already) / dt);
   if (failed) printf(" first_status=%d", first_err);
   printf("\n");
   return 0;

@@ -117,6 +117,10 @@ impl Report {
         if s.move_calls.0 > 0 {
             line.push_str(&format!(" move_calls={} pages_sent={}", s.move_calls.0, s.move_calls.1));
         }
+        let held = s.held_back;
+        if held.no_room + held.cooling > 0 {
+            line.push_str(&format!(" held_back_no_room={} held_back_cooling={}", held.no_room, held.cooling));
+        }
         for (name, spent) in &s.cpu_split {
             line.push_str(&format!(" cpu_ms_{name}={}", spent.as_millis()));
         }
@@ -164,6 +168,7 @@ mod tests {
             demoted_bytes: 4 * 4096,
             move_errors: BTreeMap::from([(libc::ENOMEM, 2), (libc::EBUSY, 5)]),
             move_calls: (0, 0),
+            held_back: crate::process::HeldBack::default(),
             fast_residency: Some(0.5),
             hit_ratio: None,
             cpu: Duration::from_millis(20),

@@ -18,7 +18,7 @@ use super::telemetry::{fast_residency, process_cpu_ns, TelemetryBuilder};
 use super::{exit_of, missing, DaemonConfig};
 use crate::metrics::{errno_name, Direction, Kind, TierkitMetrics};
 use crate::perms::Need;
-use crate::process::{LiveProcess, ProcessError};
+use crate::process::{HeldBack, LiveProcess, ProcessError};
 use crate::selfstat::{CpuMeter, SelfUsage};
 use crate::signals::Signals;
 use crate::status::{format_status_line, StatusLine, Summary};
@@ -114,6 +114,10 @@ pub(super) struct Session<'a> {
     warned_threads: bool,
     /// The loop's CPU time by phase, for the summary.
     phases: PhaseMeter,
+    /// The kernel's per-page refusals by errno and the pages held back, as last
+    /// published to the metrics.
+    published_errors: BTreeMap<i32, u64>,
+    published_held: HeldBack,
 }
 
 impl<'a> Session<'a> {
@@ -175,6 +179,8 @@ impl<'a> Session<'a> {
             warned_permission: false,
             warned_threads: false,
             phases: PhaseMeter::default(),
+            published_errors: BTreeMap::new(),
+            published_held: HeldBack::default(),
         };
         session.publish_gauges();
         session
@@ -364,7 +370,16 @@ impl<'a> Session<'a> {
     fn account(&mut self, round: &Round, log: &mut dyn Write) {
         self.metrics.add_moved(Direction::Promote, round.promoted, round.promoted * PAGE_SIZE);
         self.metrics.add_moved(Direction::Demote, round.demoted, round.demoted * PAGE_SIZE);
-        for (&errno, &n) in &round.errors {
+        let held = self.process.held_back();
+        let was = std::mem::replace(&mut self.published_held, held);
+        self.metrics.add_held_back(held.no_room - was.no_room, held.cooling - was.cooling);
+        for (&errno, &total) in &self.process.pacer().counts().by_errno {
+            let seen = self.published_errors.entry(errno).or_default();
+            let n = total - *seen;
+            *seen = total;
+            if n == 0 {
+                continue;
+            }
             self.metrics.add_move_errors(errno, n);
             if matches!(errno, libc::EPERM | libc::EACCES) && !self.warned_permission {
                 self.warned_permission = true;
@@ -528,7 +543,7 @@ impl<'a> Session<'a> {
         let usage = SelfUsage::read(&self.cfg.root).unwrap_or(self.usage);
         let cpu = own_cpu_since(self.started_cpu);
         let (promoted, demoted) = self.moves();
-        let errors: BTreeMap<i32, u64> = self.engine.as_ref().map(|e| e.totals().errors.clone()).unwrap_or_default();
+        let errors = self.process.pacer().counts().by_errno.clone();
         let pid = self.process.pid();
         let summary = Summary {
             elapsed: self.started.elapsed(),
@@ -541,6 +556,7 @@ impl<'a> Session<'a> {
             demoted_bytes: demoted * PAGE_SIZE,
             move_errors: errors,
             move_calls: (self.process.pacer().counts().calls, self.process.pacer().counts().pages_sent),
+            held_back: self.process.held_back(),
             fast_residency: fast_residency(&self.process.resident_by_tier()),
             hit_ratio: self.telemetry.hit_ratio(),
             cpu,
@@ -583,6 +599,7 @@ pub(super) fn empty_report(
         demoted_bytes: 0,
         move_errors: BTreeMap::new(),
         move_calls: (0, 0),
+        held_back: HeldBack::default(),
         fast_residency: None,
         hit_ratio: None,
         cpu: own_cpu_since(started_cpu),

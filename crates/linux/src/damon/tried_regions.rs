@@ -2,7 +2,7 @@
 //! read every aggregation interval. Each file is opened relative to the directory (a
 //! two-component lookup instead of the eleven of an absolute sysfs path) and read into a
 //! stack buffer; regions are numbered from 0 without gaps, so no directory listing is
-//! needed. In the test guest this halved the DAMON source's CPU time.
+//! needed.
 
 use std::ffi::CString;
 use std::fs::File;

@@ -88,7 +88,10 @@ impl LiveProcess {
         let mut todo = Vec::with_capacity(units.len());
         for (u, unit) in units.iter().enumerate() {
             match self.cooling.errno(unit.page, now) {
-                Some(errno) => statuses[u] = status_of_errno(errno),
+                Some(errno) => {
+                    statuses[u] = status_of_errno(errno);
+                    self.held.cooling += 1;
+                }
                 None => todo.push(u),
             }
         }
@@ -130,6 +133,7 @@ impl LiveProcess {
                     }
                     _ => {
                         statuses[u] = MoveStatus::NoSpace;
+                        self.held.no_room += 1;
                         continue;
                     }
                 },
@@ -189,6 +193,7 @@ impl LiveProcess {
     /// nodes have no room until the next re-read, and the pacer backs off.
     fn call_failed(&mut self, errno: i32, units: &[Unit], sent: &[Sent], statuses: &mut [MoveStatus], took: Nanos) {
         self.pacer.count_call_error(errno);
+        self.pacer.count_errno(errno, sent.len() as u64);
         self.gone |= errno == libc::ESRCH || (errno == libc::EINVAL && self.has_exited());
         let all = match errno {
             _ if self.gone => MoveStatus::NotResident,
@@ -389,6 +394,7 @@ mod tests {
         assert_eq!(out, [Failed(libc::EACCES), NotResident, AlreadyThere]);
         assert_eq!(live.pacer.counts().calls, calls, "no move_pages call");
         assert_eq!(live.pacer.counts().by_errno[&libc::EACCES], 1, "counted when the kernel refused");
+        assert_eq!(live.held_back().cooling, 2, "q and p held back, the repeat of q only reported");
 
         // A refresh finds p resident on a node: no longer unmapped or the zero page, so it
         // may be tried again. Whether q is still shared does not show: it keeps cooling.
@@ -417,12 +423,14 @@ mod tests {
         assert_eq!(live.cooling.errno(known.page(0), now), None, "no space is worth retrying");
 
         // A page the cache does not place needs room: refused without a system call.
-        let calls = live.pacer.counts().calls;
+        let (calls, enomem) = (live.pacer.counts().calls, live.pacer.counts().by_errno[&libc::ENOMEM]);
         let mut out = Vec::new();
         live.migrate(&[fresh.page(0), fresh.page(1), fresh.page(0)], TierId(0), &mut out);
         use MoveStatus::*;
         assert_eq!(out, [NoSpace, NoSpace, AlreadyThere]);
         assert_eq!(live.pacer.counts().calls, calls);
+        assert_eq!(live.held_back().no_room, 2);
+        assert_eq!(live.pacer.counts().by_errno[&libc::ENOMEM], enomem, "not the kernel's answer");
         // A page the cache places in the tier already needs no room and no call.
         out.clear();
         live.migrate(&[known.page(1)], TierId(0), &mut out);

@@ -90,6 +90,17 @@ pub struct RefreshStats {
     pub unplaced_pages: u64,
 }
 
+/// Pages [`LiveProcess`] refused to move without asking the kernel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HeldBack {
+    /// Units no node of the destination tier had room for.
+    pub no_room: u64,
+    /// Units the kernel refused for a lasting reason (`EACCES`, `EFAULT`, `EINVAL`),
+    /// asked again within their 30 s cool-down; the kernel's refusal was counted once,
+    /// when it was made.
+    pub cooling: u64,
+}
+
 /// A running process whose pages tierkit places, implementing [`Memory`].
 #[derive(Debug)]
 pub struct LiveProcess {
@@ -107,6 +118,7 @@ pub struct LiveProcess {
     node_ids: Vec<u32>,
     pacer: MovePacer,
     cooling: Cooling,
+    held: HeldBack,
     gone: bool,
 }
 
@@ -137,6 +149,7 @@ impl LiveProcess {
             node_ids: memory_nodes.iter().map(|&(id, _)| id).collect(),
             pacer: MovePacer::default(),
             cooling: Cooling::default(),
+            held: HeldBack::default(),
             gone: false,
         };
         live.refresh()?;
@@ -186,6 +199,12 @@ impl LiveProcess {
     /// The move pacer (batch size, bandwidth allowance, back-off, per-errno counts).
     pub fn pacer(&self) -> &MovePacer {
         &self.pacer
+    }
+
+    /// Pages refused without a system call so far (the kernel's own refusals are the
+    /// pacer's per-errno counts).
+    pub fn held_back(&self) -> HeldBack {
+        self.held
     }
 
     /// The move pacer, to read its allowance or replace its configuration.
