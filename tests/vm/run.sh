@@ -31,8 +31,10 @@ APPEND="console=ttyS0 panic=-1 loglevel=4 mitigations=off memmap=1022M%${N1_STAR
 APPEND="$APPEND memmap=0x1e0000%${TAIL}-1+2 memhp_default_state=online_movable"
 # The emulation's slowdown, for the benchmarks: the guest runs the same CPU-bound command
 # (tierkit's own simulator, one thread) and compares its rate with this one from the host.
+# Best of three on each side (the host's rate varied 13-20 M/s between single runs).
 REF_BENCH="bench --policies tierkit --pages 65536 --accesses 5000000"
-HOST_REF=$(target/release/tierkit $REF_BENCH 2>/dev/null | awk '$1 == "tierkit" { print $2 }')
+HOST_REF=$(for i in 1 2 3; do target/release/tierkit $REF_BENCH 2>/dev/null; done |
+    awk '$1 == "tierkit" && $2 > best { best = $2 } END { print best + 0 }')
 APPEND="$APPEND vmtest_timeout=${SCENARIO_TIMEOUT:-60} vmtest_host_ref=${HOST_REF:-0}${ONLY:+ vmtest_only=$ONLY}${KAPPEND:+ $KAPPEND}"
 
 mkdir -p "$VM"

@@ -3,21 +3,22 @@
 //! After each aggregation interval every region DAMON found accessed `a > 0` times (out
 //! of `aggr/sample` checks) stands for `a` samples on each of its resident units (base
 //! pages; a transparent huge page counts as one unit), on the tier the unit is on, timed
-//! now. A poll may make at most [`sample_budget`] samples:
+//! now. A poll may make about [`sample_budget`] samples. When the accessed regions'
+//! pages times their counts (`W`) exceed the budget `B`, the units take turns: with the
+//! stride `M`, the smallest integer with `W / M <= B`, a poll visits the units whose
+//! page number is `phase mod M` (the phase counts the polls), and each visited unit gets
+//! its region's `a` samples. So every unit is visited once every `M` polls, and its count
+//! follows its regions' counts exactly: DAMON cannot tell the pages of a region apart,
+//! and samples drawn at random would make some look hotter than their neighbours (a
+//! policy then exchanges pages on that noise: in the test guest a tiered 1 GiB target
+//! with scattered hot pages kept ~3,000 pages a second moving each way with random
+//! draws, ~1,000 with turns, the rest following DAMON's own counts from one aggregation
+//! to the next). The cost is proportional to the budget (`W / M` units visited), not to
+//! the target's size; `M = 1` when everything fits.
 //!
-//! - When the accessed regions' resident units times their counts fit the budget, every
-//!   resident unit gets exactly its region's `a` samples.
-//! - Otherwise samples are drawn: a region in proportion to its pages times `a`, a page
-//!   in it uniformly; a draw that is not a resident unit is dropped (so regions count by
-//!   their resident units, and a huge page is taken with probability 1/512 of its pages'
-//!   draws). Up to the budget, after at most [`DRAWS_PER_SAMPLE`] × budget draws. The
-//!   counts per unit then follow the region's `a` on average, as address sampling
-//!   would, and the cost is proportional to the budget, not to the target's size.
-//!
-//! Either way the samples come in random order, as address sampling delivers them: in
-//! address order they would read as an ascending sweep to a policy that watches for
-//! sequential streams (tierkit's prefetcher leaves the samples at a sweep's head
-//! uncounted).
+//! The samples come in random order, as address sampling delivers them: in address order
+//! they would read as an ascending sweep to a policy that watches for sequential streams
+//! (tierkit's prefetcher leaves the samples at a sweep's head uncounted).
 //!
 //! The budget follows the policy's requested rate, which bounds tierkit's own cost of
 //! making and counting samples, but not below [`DAMON_MIN_SAMPLE_HZ`]: a policy that
@@ -43,10 +44,6 @@ pub const MAX_DAMON_SAMPLES: usize = 2_000_000;
 /// steps down under its CPU budget; at 100 kHz under the test guest's emulation the
 /// adapter and policy took 60-75% of a core.)
 pub const DAMON_MIN_SAMPLE_HZ: f64 = 20_000.0;
-
-/// Draws per sample the drawing method may spend before it gives up on the budget
-/// (sparse regions: most draws land on pages that are not resident).
-pub const DRAWS_PER_SAMPLE: usize = 4;
 
 /// Samples the DAMON adapter may produce for a poll `elapsed` ns after the previous
 /// one: the requested rate, at least [`DAMON_MIN_SAMPLE_HZ`], times `elapsed` (a
@@ -131,79 +128,62 @@ fn page_range(r: &Region) -> (Page, Page) {
     (r.start / PAGE_SIZE, r.end / PAGE_SIZE)
 }
 
-/// Turns DAMON `regions` into at most `budget` [`Event::Sample`]s on their resident
-/// units (see the [module documentation](self)), timed `mem.now()`, labelled by
-/// `tier_of`, in an order shuffled with `rng`. Returns the number appended.
+/// The stride of a poll: the smallest `M` with `wanted / M <= budget`.
+fn stride(wanted: u64, budget: usize) -> u64 {
+    wanted.div_ceil(budget.max(1) as u64).max(1)
+}
+
+/// Turns DAMON `regions` into about `budget` [`Event::Sample`]s on their resident units
+/// (see the [module documentation](self)), visiting the units of turn `phase`, timed
+/// `mem.now()`, labelled by `tier_of`, in an order shuffled with `rng`. Returns the
+/// number appended.
 pub fn regions_to_samples(
     regions: &[Region],
     budget: usize,
     mem: &dyn Memory,
     tier_of: &dyn Fn(Page) -> Option<TierId>,
+    phase: u64,
     rng: &mut SampleRng,
     out: &mut Vec<Event>,
 ) -> usize {
-    // Accessed regions with the running total of their pages times their counts.
-    let mut accessed: Vec<(&Region, u64)> = Vec::new();
-    let mut total = 0u64;
-    for r in regions.iter().filter(|r| r.nr_accesses > 0) {
-        let (first, end) = page_range(r);
-        if end > first {
-            total += (end - first) * u64::from(r.nr_accesses);
-            accessed.push((r, total));
-        }
-    }
-    if total == 0 || budget == 0 {
+    let accessed: Vec<&Region> =
+        regions.iter().filter(|r| r.nr_accesses > 0 && r.end / PAGE_SIZE > r.start / PAGE_SIZE).collect();
+    let wanted: u64 =
+        accessed.iter().map(|r| (r.end / PAGE_SIZE - r.start / PAGE_SIZE) * u64::from(r.nr_accesses)).sum();
+    if wanted == 0 || budget == 0 {
         return 0;
     }
     let (time, before) = (mem.now(), out.len());
-    let sample = |page, tier| Event::Sample { page, tier, word: None, write: false, time };
-    let mut scratch = Vec::new();
-    // Resident units times counts, counted only as far as the budget: the walk costs at
-    // most `budget` steps either way.
-    let mut wanted = 0u64;
-    for (r, _) in &accessed {
-        let (first, end) = page_range(r);
-        for_each_resident(mem, first, end, &mut scratch, |_| {
-            wanted += u64::from(r.nr_accesses);
-            wanted <= budget as u64
-        });
-        if wanted > budget as u64 {
-            break;
+    let mut emit = |unit: Page, count: u32| {
+        if let Some(tier) = tier_of(unit) {
+            let sample = Event::Sample { page: unit, tier, word: None, write: false, time };
+            out.extend(std::iter::repeat_n(sample, count as usize));
         }
-    }
-    if wanted <= budget as u64 {
-        for (r, _) in &accessed {
-            let (first, end) = page_range(r);
-            for_each_resident(mem, first, end, &mut scratch, |page| {
-                if let Some(tier) = tier_of(page) {
-                    out.extend(std::iter::repeat_n(sample(page, tier), r.nr_accesses as usize));
-                }
+    };
+    let m = stride(wanted, budget);
+    let turn = phase % m;
+    let mut scratch = Vec::new();
+    for r in accessed {
+        let (first, end) = page_range(r);
+        if m == 1 {
+            for_each_resident(mem, first, end, &mut scratch, |unit| {
+                emit(unit, r.nr_accesses);
                 true
             });
+            continue;
         }
-        let made = &mut out[before..];
-        for i in (1..made.len()).rev() {
-            made.swap(i, rng.below(i as u64 + 1) as usize);
-        }
-    } else {
-        let mut draws = budget.saturating_mul(DRAWS_PER_SAMPLE);
-        while out.len() - before < budget && draws > 0 {
-            draws -= 1;
-            let u = rng.below(total);
-            let i = accessed.partition_point(|&(_, upto)| upto <= u);
-            let (r, upto) = accessed[i];
-            let (first, end) = page_range(r);
-            let weight = (end - first) * u64::from(r.nr_accesses);
-            // Within the region's span of `total`, each page owns `nr_accesses` values.
-            let page = first + (u - (upto - weight)) / u64::from(r.nr_accesses);
-            let Some((unit, huge)) = unit_of(mem, page, &mut scratch) else { continue };
-            if huge && rng.below(HUGE_PAGE_PAGES) != 0 {
-                continue; // a huge page is one unit: one draw in 512 of its pages counts
+        let mut page = first + (turn + m - first % m) % m;
+        while page < end {
+            // A unit takes its turn by its own page number: a huge page by its head.
+            if let Some((unit, _)) = unit_of(mem, page, &mut scratch).filter(|&(unit, _)| unit == page) {
+                emit(unit, r.nr_accesses);
             }
-            if let Some(tier) = tier_of(unit) {
-                out.push(sample(unit, tier));
-            }
+            page += m;
         }
+    }
+    let made = &mut out[before..];
+    for i in (1..made.len()).rev() {
+        made.swap(i, rng.below(i as u64 + 1) as usize);
     }
     out.len() - before
 }
@@ -229,10 +209,6 @@ mod tests {
         m
     }
 
-    fn in_range(c: &BTreeMap<Page, usize>, pages: std::ops::Range<Page>) -> usize {
-        c.range(pages).map(|(_, n)| n).sum()
-    }
-
     #[test]
     fn within_the_budget_each_resident_unit_gets_its_regions_count() {
         let mut mem = InMemory::new(&[4, 100]).unwrap();
@@ -243,7 +219,7 @@ mod tests {
         let regions = [region(10, 4, 3), region(20, 2, 1), region(30, 4, 0)];
         let tier_of = |p: Page| mem.tier_of(p);
         let mut out = Vec::new();
-        let n = regions_to_samples(&regions, 1000, &mem, &tier_of, &mut SampleRng::new(1), &mut out);
+        let n = regions_to_samples(&regions, 1000, &mem, &tier_of, 0, &mut SampleRng::new(1), &mut out);
         assert_eq!(n, 11);
         assert_eq!(counts(&out).into_iter().collect::<Vec<_>>(), [(10, 3), (11, 3), (13, 3), (20, 1), (21, 1)]);
         // Labels come from `tier_of`: 10, 11, 13, 20 filled the fast tier first.
@@ -254,7 +230,7 @@ mod tests {
     }
 
     #[test]
-    fn over_the_budget_samples_are_drawn_by_resident_pages_times_counts() {
+    fn over_the_budget_units_take_turns_and_get_their_regions_counts() {
         let mut mem = InMemory::new(&[100_000, 100_000]).unwrap();
         // 1,000 hot pages (20 checks), 10,000 lukewarm ones (2 checks), and a lukewarm region
         // with only every other page resident.
@@ -263,21 +239,30 @@ mod tests {
         }
         let regions = [region(0, 1000, 20), region(1000, 10_000, 2), region(20_000, 10_000, 2)];
         let tier_of = |p: Page| mem.tier_of(p);
+        // Wanted by pages: 20,000 + 20,000 + 20,000 = 60,000; a budget of 10,000 makes the
+        // stride 6.
+        let mut total = BTreeMap::new();
+        for phase in 0..6 {
+            let mut out = Vec::new();
+            let n = regions_to_samples(&regions, 10_000, &mem, &tier_of, phase, &mut SampleRng::new(7), &mut out);
+            // At most the budget, give or take one turn per region (20 + 2 + 2 samples); the
+            // sparse region's resident pages are all even, so odd turns make fewer.
+            assert!((6_000..=10_024).contains(&n), "phase {phase}: {n}");
+            for (page, k) in counts(&out) {
+                assert_eq!(page % 6, phase, "only the units of this turn");
+                *total.entry(page).or_insert(0) += k;
+            }
+        }
+        // Over a whole cycle every resident page got exactly its region's count.
+        let want: BTreeMap<Page, usize> =
+            (0..11_000).chain((20_000..30_000).step_by(2)).map(|p| (p, if p < 1000 { 20 } else { 2 })).collect();
+        assert_eq!(total, want);
         let mut out = Vec::new();
-        let n = regions_to_samples(&regions, 10_000, &mem, &tier_of, &mut SampleRng::new(7), &mut out);
-        assert_eq!(n, 10_000, "enough resident pages: the budget is met");
-        let c = counts(&out);
-        // Resident weights: 20,000 hot, 20,000 lukewarm, 10,000 in the sparse region.
-        let (hot, warm, sparse) = (in_range(&c, 0..1000), in_range(&c, 1000..11_000), in_range(&c, 20_000..30_000));
-        assert!((3_800..=4_200).contains(&hot), "{hot}");
-        assert!((3_800..=4_200).contains(&warm), "{warm}");
-        assert!((1_800..=2_200).contains(&sparse), "{sparse}");
-        assert!(c.keys().all(|&p| mem.tier_of(p).is_some()), "only resident pages");
-        assert_eq!(regions_to_samples(&regions, 0, &mem, &tier_of, &mut SampleRng::new(7), &mut out), 0);
+        assert_eq!(regions_to_samples(&regions, 0, &mem, &tier_of, 0, &mut SampleRng::new(7), &mut out), 0);
     }
 
     #[test]
-    fn a_huge_page_is_one_unit_and_sparse_regions_give_up_after_the_draw_limit() {
+    fn a_huge_page_is_one_unit_visited_once_a_cycle() {
         let mut mem = InMemory::new(&[100_000, 100_000]).unwrap();
         mem.place(0, TierId(1), true); // a huge page over pages 0..512
         for page in 512..1024 {
@@ -285,21 +270,20 @@ mod tests {
         }
         let regions = [region(0, 1024, 10)];
         let tier_of = |p: Page| mem.tier_of(p);
-        let mut out = Vec::new();
-        // 10,240 wanted by pages, 5,130 by units: drawing, a budget of 2,000.
-        let n = regions_to_samples(&regions, 2000, &mem, &tier_of, &mut SampleRng::new(3), &mut out);
-        assert_eq!(n, 2000);
-        let c = counts(&out);
-        assert!(c.get(&0).copied().unwrap_or(0) <= 20, "the huge page counts as one unit: {:?}", c.get(&0));
-        assert!(c.keys().all(|&p| p == 0 || p >= 512), "samples name the huge page's head");
-        // One resident page in a thousand: the draws run out long before the budget.
-        let mut sparse = InMemory::new(&[10, 10_000]).unwrap();
-        for page in (0..1 << 20).step_by(1000) {
-            sparse.touch(page);
+        // 10,240 wanted by pages, a budget of 2,000: stride 6 (the head, page 0, has its
+        // turn at phase 0 of each cycle).
+        let mut total = BTreeMap::new();
+        for phase in 0..6 {
+            let mut out = Vec::new();
+            regions_to_samples(&regions, 2000, &mem, &tier_of, phase, &mut SampleRng::new(3), &mut out);
+            for (page, k) in counts(&out) {
+                *total.entry(page).or_insert(0) += k;
+            }
         }
-        let tier_of = |p: Page| sparse.tier_of(p);
-        let n = regions_to_samples(&[region(0, 1 << 20, 1)], 100, &sparse, &tier_of, &mut SampleRng::new(3), &mut out);
-        assert!(n <= 5, "{n}");
+        assert_eq!(total.get(&0), Some(&10), "the huge page: one unit, its region's count once");
+        assert!(total.keys().all(|&p| p == 0 || p >= 512), "samples name the huge page's head");
+        assert_eq!(total.len(), 1 + 512);
+        assert!(total.values().all(|&k| k == 10));
     }
 
     #[test]
@@ -335,11 +319,11 @@ mod tests {
             regions.iter().filter(|r| r.nr_accesses == 20).flat_map(|r| page_range(r).0..page_range(r).1).collect();
         let (mut plan, mut sources, mut mover) = (Plan::default(), policy.sources(), Mover::default());
         let (mut rng, mut results) = (SampleRng::new(11), Vec::new());
-        for _ in 0..20 {
+        for phase in 0..20 {
             let budget = sample_budget(&policy.sources(), 100 * MILLISECOND);
             let mut events = Vec::new();
             let tier_of = |p: Page| mem.tier_of(p);
-            regions_to_samples(&regions, budget, &mem, &tier_of, &mut rng, &mut events);
+            regions_to_samples(&regions, budget, &mem, &tier_of, phase, &mut rng, &mut events);
             policy.on_events(&events, &mut Ctx { mem: &mem, plan: &mut plan, sources: &mut sources });
             let telemetry =
                 tierkit_core::Telemetry { now: mem.now(), interval: 100 * MILLISECOND, ..Default::default() };
@@ -353,7 +337,8 @@ mod tests {
     }
 
     /// The tierkit policy promotes clustered hot pages from DAMON samples within 2 s,
-    /// whether they are made exactly (4,096 pages) or drawn (8,192).
+    /// whether every unit gets its samples each poll (4,096 pages) or units take turns
+    /// (8,192).
     #[test]
     fn the_tierkit_policy_promotes_hot_clusters_from_damon_samples() {
         for (pages, lukewarm) in [(4096, 1), (8192, 2)] {

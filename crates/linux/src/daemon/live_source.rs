@@ -181,6 +181,8 @@ pub struct DamonLive {
     regions: Vec<Region>,
     aggregation: Duration,
     last_poll: Option<Instant>,
+    /// Polls that made samples: the units' turn ([`regions_to_samples`]).
+    polls: u64,
     rng: SampleRng,
 }
 
@@ -301,6 +303,7 @@ impl LiveSource {
                     regions: Vec::new(),
                     aggregation: Duration::from_micros(opts.aggr_us),
                     last_poll: None,
+                    polls: 0,
                     rng: SampleRng::new(u64::from(setup.pid) ^ crate::perf::monotonic_ns()),
                 }))
             }
@@ -503,7 +506,8 @@ impl DamonLive {
         }
         let budget = sample_budget(request, elapsed.as_nanos() as Nanos);
         if budget > 0 {
-            regions_to_samples(&self.regions, budget, mem, tier_of, &mut self.rng, out);
+            regions_to_samples(&self.regions, budget, mem, tier_of, self.polls, &mut self.rng, out);
+            self.polls += 1;
         }
         Ok(Polled { samples: (out.len() - before) as u64, ..Polled::default() })
     }
