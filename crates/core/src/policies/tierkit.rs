@@ -41,7 +41,10 @@
 //!   noise (a uniform hot set); the band a fast page must fall below the threshold widens
 //!   by one count (to 4), and sampling halves every two steps; it narrows again when
 //!   ping-pong subsides. A demotion scan that found nothing is not repeated for 1 s
-//!   unless the bar rises or counts age.
+//!   unless the bar rises or counts age. Without a cost model (a source that cannot say
+//!   how many accesses a sample stands for: DAMON's regions live) only pages clearly
+//!   above the threshold (by `sqrt(2t)`) push fast pages out; the others wait for free
+//!   room.
 //! - **Sampling under a CPU budget**: 100 kHz (FreqTier §V-B-2's highest level) while
 //!   the mechanism's CPU stays under `cpu_budget`; over it the rate halves, down to
 //!   1 kHz. FreqTier's stepping down on a stable hit ratio is what starves it on
@@ -356,6 +359,22 @@ impl TierkitPolicy {
         self.accesses_per_sample == 0.0 || c as f64 * self.accesses_per_sample >= self.params.migration_cost_accesses
     }
 
+    /// How many of the waiting `cands` (hottest first) may displace fast pages; the rest
+    /// only take free room. With a cost model (the source says how many accesses a sample
+    /// stands for) all of them. Without one (DAMON's regions, page faults) a count is weak
+    /// evidence and nothing says an exchange pays: only candidates clearly above the
+    /// threshold `t`, by the noise of a count there (`sqrt(2t)`: counts of equally warm
+    /// pages differ by about that much), push pages out; hot pages, far above `t`, still
+    /// displace at once.
+    fn displacing(&self, cands: &[Page]) -> usize {
+        if self.accesses_per_sample > 0.0 {
+            return cands.len();
+        }
+        let t = f64::from(self.threshold);
+        let clear = (t + (2.0 * t).sqrt()).ceil() as u32;
+        cands.partition_point(|&p| self.counts.get(p).unwrap_or(0) >= clear)
+    }
+
     /// Free fast pages, less queued promotions.
     fn room(&self, ctx: &Ctx<'_>) -> i64 {
         ctx.mem.free_pages(TierId::FAST) as i64 - self.inflight
@@ -554,8 +573,9 @@ impl Policy for TierkitPolicy {
         let prefetch = std::mem::take(&mut self.prefetch);
         let cands = std::mem::take(&mut self.candidates);
         let reserve = self.headroom;
-        if self.room(ctx) < reserve || !cands.is_empty() {
-            let wanted = self.demote_to + cands.len() as i64;
+        let displacing = self.displacing(&cands);
+        if self.room(ctx) < reserve || displacing > 0 {
+            let wanted = self.demote_to + displacing as i64;
             self.demote_cold(wanted, self.threshold.saturating_sub(self.band).max(1), ctx);
         }
         for &p in &cands {
@@ -616,6 +636,10 @@ mod tests {
     use crate::telemetry::TierStats;
     use crate::types::MILLISECOND;
     use crate::{InMemory, Memory, Mover, Plan};
+
+    /// Accesses in a tick that make every sampled page worth its migration (a cost model,
+    /// as the simulator and PEBS give).
+    const COSTED: u64 = 1 << 30;
 
     /// A policy driven by hand against an [`InMemory`], 100 ms per tick.
     struct Rig {
@@ -694,7 +718,7 @@ mod tests {
         rig.sample(1000..1010, 4);
         rig.sample(1010..1020, 2);
         assert!(!rig.fast(1000..1001), "no room: candidates wait for the tick");
-        rig.tick(0);
+        rig.tick(COSTED);
         // Threshold 2 fits: 70 pages counted. Nothing allocates, so the headroom is the
         // 0.2% floor (1 page, demoting to 2): 20 candidates + 2 free = 22 cold pages (from
         // 50 on) go, every candidate comes in.
@@ -702,6 +726,20 @@ mod tests {
         assert!(rig.fast(0..50) && rig.fast(1000..1020) && rig.fast(72..100));
         assert!((50..72).all(|p| rig.mem.tier_of(p) == Some(TierId(1))));
         assert_eq!(rig.mem.free_pages(TierId::FAST), 2);
+    }
+
+    #[test]
+    fn without_a_cost_model_only_candidates_clearly_above_the_threshold_push_pages_out() {
+        let mut rig = Rig::new(TierkitParams::default(), 100, 100, 20);
+        rig.sample(0..50, 3);
+        rig.sample(1000..1010, 10); // far above the threshold
+        rig.sample(1010..1020, 2); // at it: within a count's noise of the cold pages
+        rig.tick(0); // no access counts: no cost model
+        assert_eq!(rig.policy.hot_threshold(), 2);
+        assert!(rig.fast(1000..1010), "clear winners displace cold pages");
+        let marginal = (1010..1020).filter(|&p| rig.mem.tier_of(p) == Some(TierId::FAST)).count();
+        assert!(marginal <= 1, "{marginal} marginal candidates came in (only the free room's slack)");
+        assert!(rig.fast(0..50), "the hot fast pages stay");
     }
 
     #[test]
@@ -732,7 +770,7 @@ mod tests {
         let mut rig = Rig::new(TierkitParams { streams: None, ..Default::default() }, 100, 100, 250);
         rig.sample(1000..1250, 8);
         rig.sample(1200..1250, 1);
-        rig.tick(0);
+        rig.tick(COSTED);
         assert_eq!(rig.policy.hot_threshold(), 9);
         assert!(rig.fast(1200..1250), "only the pages at 9 are promoted");
         assert!((1000..1200).all(|p| rig.mem.tier_of(p) == Some(TierId(1))));
@@ -839,7 +877,7 @@ mod tests {
             for _ in 0..300 {
                 let pages: Vec<Page> = (0..400).map(|_| hot(rng.below(400))).collect();
                 rig.sample(pages.into_iter(), 1);
-                rig.tick(0);
+                rig.tick(COSTED);
                 for (i, was) in fast.iter_mut().enumerate() {
                     let now = rig.mem.tier_of(hot(i as u64)) == Some(TierId::FAST);
                     arrivals += (now && !*was) as usize;
