@@ -5,8 +5,10 @@ PYTHON ?= python3
 PYENV := target/pyenv
 # libCacheSim's Python bindings: the reference the cache-mode check compares against.
 LIBCACHESIM := libcachesim==0.3.5
+# Building and testing the Python package (python/, crates/py).
+PYPACKAGE_DEPS := maturin==1.16.0 pytest==9.2.0 pandas==3.1.1
 
-.PHONY: test build bench deps fmt libcachesim-check results vm-test
+.PHONY: test build bench deps fmt libcachesim-check py-test results vm-test
 
 # Everything the tests need that a fresh machine may lack. Rust, cargo, gcc and CPython
 # come with the machine; Python packages go into a venv under target/.
@@ -15,7 +17,7 @@ deps: $(PYENV)/.ready
 
 $(PYENV)/.ready:
 	$(PYTHON) -m venv $(PYENV)
-	$(PYENV)/bin/pip install --quiet --disable-pip-version-check $(LIBCACHESIM)
+	$(PYENV)/bin/pip install --quiet --disable-pip-version-check $(LIBCACHESIM) $(PYPACKAGE_DEPS)
 	touch $@
 
 # All crates' unit, integration and doc tests; benches must still compile; cache mode
@@ -23,6 +25,7 @@ $(PYENV)/.ready:
 test: deps
 	$(CARGO) test --workspace --locked
 	$(CARGO) check --workspace --benches --locked
+	$(MAKE) py-test
 	$(MAKE) libcachesim-check
 	$(MAKE) vm-test
 
@@ -35,6 +38,14 @@ build:
 VM_SCENARIOS ?=
 vm-test: build
 	bash tests/vm/setup.sh && bash tests/vm/build-initramfs.sh && bash tests/vm/run.sh $(VM_SCENARIOS)
+
+# The Python package: build its wheel with maturin, install it into the venv and run the
+# pytest suite, which checks it against the tierkit binary.
+py-test: build $(PYENV)/.ready
+	rm -rf target/py-wheel
+	$(PYENV)/bin/maturin build --release --interpreter $(PYENV)/bin/python --out target/py-wheel
+	$(PYENV)/bin/pip install --quiet --disable-pip-version-check --force-reinstall --no-deps target/py-wheel/*.whl
+	TIERKIT_BIN=target/release/tierkit $(PYENV)/bin/python -m pytest -q tests/python
 
 libcachesim-check: build $(PYENV)/.ready
 	$(PYENV)/bin/python tests/libcachesim/check_cache_mode.py target/release/tierkit target/libcachesim

@@ -1,4 +1,26 @@
 //! # tierkit-py
 //!
-//! The Python module (`import tierkit`), built with PyO3 and maturin by the Python issue;
-//! this crate has no code yet.
+//! The native part of the Python package `tierkit` (module `tierkit._tierkit`, built with
+//! maturin): the simulator's runs, names and errors. The Python layer
+//! (`python/tierkit/__init__.py`) turns keyword arguments into the option dicts these
+//! functions take and results into pandas DataFrames.
+
+use pyo3::prelude::*;
+
+mod convert;
+mod errors;
+mod names;
+mod options;
+mod runs;
+
+/// The module `tierkit._tierkit`.
+#[pymodule]
+fn _tierkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(runs::simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(runs::compare, m)?)?;
+    m.add_function(wrap_pyfunction!(names::workloads, m)?)?;
+    m.add_function(wrap_pyfunction!(names::policies, m)?)?;
+    m.add_function(wrap_pyfunction!(names::machines, m)?)?;
+    errors::register(m)?;
+    Ok(())
+}

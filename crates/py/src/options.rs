@@ -1,0 +1,140 @@
+//! The keyword arguments of `simulate` and `compare`, as the Python layer passes them
+//! (one dict per group), turned into the simulator's types the way the CLI's flags are.
+
+use pyo3::prelude::*;
+use tierkit_sim::model::MachineConfig;
+use tierkit_sim::workload::WorkloadSpec;
+use tierkit_sim::SimError;
+
+use crate::errors::{to_py, BadOptionError};
+
+/// Footprint and accesses of a run when not given (the CLI's defaults).
+pub const DEFAULT_PAGES: u64 = 65_536;
+/// Generated accesses of a run when not given.
+pub const DEFAULT_ACCESSES: u64 = 3_000_000;
+
+/// The machine and run settings (`--machine`, `--machine-file`, `--set`, `--antagonist`,
+/// `--scale`, `--no-prefault`, `--cache-mode`, `--access-count-ratio`, `--seed`).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+pub struct MachineOptions {
+    /// Preset name.
+    pub machine: String,
+    /// TOML file overlaying the preset.
+    pub machine_file: Option<String>,
+    /// `KEY=VALUE` overrides, applied in order.
+    pub overrides: Vec<String>,
+    /// Background traffic on the fast tier, as a fraction of its bandwidth.
+    pub antagonist: Option<f64>,
+    /// Real misses per generated access.
+    pub scale: u64,
+    /// Initialize memory in address order before the stream.
+    pub prefault: bool,
+    /// Plain-cache semantics.
+    pub cache_mode: bool,
+    /// Report M5's access-count ratio.
+    pub access_count_ratio: bool,
+    /// Seed of every random choice.
+    pub seed: u64,
+}
+
+impl MachineOptions {
+    /// The machine these settings describe.
+    pub fn config(&self) -> PyResult<MachineConfig> {
+        let mut cfg = MachineConfig::preset(&self.machine).map_err(to_py)?;
+        if let Some(file) = &self.machine_file {
+            let text =
+                std::fs::read_to_string(file).map_err(|source| to_py(SimError::Io { file: file.clone(), source }))?;
+            cfg = cfg.merge_toml(&text, file).map_err(to_py)?;
+        }
+        for s in &self.overrides {
+            cfg = cfg.set(s).map_err(to_py)?;
+        }
+        if let Some(f) = self.antagonist {
+            if !(0.0..1.0).contains(&f) {
+                return Err(BadOptionError::new_err(format!(
+                    "antagonist {f}: expected a fraction of the fast tier's bandwidth in [0, 1)"
+                )));
+            }
+            cfg.tiers[0].background_gbps = f * cfg.tiers[0].bandwidth_gbps;
+        }
+        cfg.validate().map_err(to_py)?;
+        Ok(cfg)
+    }
+}
+
+/// A workload's size and options (`--pages`, `--footprint`, `--accesses`, `--opt`).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+pub struct SizeOptions {
+    /// Footprint in 4 KiB pages.
+    pub pages: Option<u64>,
+    /// Footprint in bytes.
+    pub footprint: Option<u64>,
+    /// Generated accesses.
+    pub accesses: Option<u64>,
+    /// Workload options as `(key, value)`, applied in order.
+    pub options: Vec<(String, String)>,
+}
+
+impl SizeOptions {
+    /// `spec` resized and with the options applied.
+    pub fn apply(&self, mut spec: WorkloadSpec) -> PyResult<WorkloadSpec> {
+        if self.pages.is_some() && self.footprint.is_some() {
+            return Err(BadOptionError::new_err("pages and footprint: give one of them, not both"));
+        }
+        if let Some(p) = self.pages {
+            spec.pages = p;
+        }
+        if let Some(bytes) = self.footprint {
+            spec.pages = bytes.div_ceil(tierkit_core::PAGE_SIZE);
+        }
+        if let Some(a) = self.accesses {
+            spec.accesses = a;
+        }
+        for (k, v) in &self.options {
+            spec = spec.with(k.trim(), v.trim());
+        }
+        Ok(spec)
+    }
+
+    /// The workload `name` at the default size, resized and with the options applied.
+    pub fn workload(&self, name: &str, seed: u64) -> PyResult<WorkloadSpec> {
+        self.apply(WorkloadSpec::new(name, DEFAULT_PAGES, DEFAULT_ACCESSES, seed))
+    }
+}
+
+/// A fast:slow capacity ratio such as `1:16`, as `(fast, slow)`; both parts at least 1.
+pub fn parse_ratio(text: &str) -> Result<(u64, u64), String> {
+    let (f, s) = text.split_once(':').ok_or_else(|| format!("ratio {text:?}: expected FAST:SLOW, like 1:16"))?;
+    let part = |p: &str, which: &str| -> Result<u64, String> {
+        let v: u64 =
+            p.trim().parse().map_err(|_| format!("ratio {text:?}: {which} part {p:?} is not a whole number"))?;
+        if v == 0 {
+            return Err(format!("ratio {text:?}: the {which} part must be at least 1"));
+        }
+        Ok(v)
+    };
+    Ok((part(f, "fast")?, part(s, "slow")?))
+}
+
+/// [`parse_ratio`] raising [`BadOptionError`].
+pub fn ratio(text: &str) -> PyResult<(u64, u64)> {
+    parse_ratio(text).map_err(BadOptionError::new_err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratios() {
+        assert_eq!(parse_ratio("1:16"), Ok((1, 16)));
+        assert_eq!(parse_ratio(" 2 : 3 "), Ok((2, 3)));
+        assert_eq!(parse_ratio("1:0"), Err("ratio \"1:0\": the slow part must be at least 1".to_string()));
+        for bad in ["16", "0:4", "a:b", "1:2:3", ":"] {
+            let e = parse_ratio(bad).unwrap_err();
+            assert!(e.starts_with(&format!("ratio {bad:?}: ")), "{e}");
+        }
+    }
+}

@@ -1,0 +1,230 @@
+"""tierkit: memory tiering for CXL, the simulator from Python.
+
+Runs the same simulations as the ``tierkit sim`` and ``tierkit compare`` commands, with
+the same inputs giving the same numbers::
+
+    import tierkit
+    r = tierkit.simulate(workload="zipf", policy="tierkit", ratio="1:16", alpha=0.9)
+    r.summary["throughput"], r.timeline["fast_hit_ratio"]
+    df = tierkit.compare(workloads=["zipf", "gups"], policies=["tierkit", "tpp"], ratios=["1:16"])
+
+Workload options (the CLI's ``--opt KEY=VALUE``) go as extra keyword arguments, or in
+``options={...}`` when a name collides with a keyword of the call (``scale`` of the GAP
+workloads). Machine parameters (the CLI's ``--set KEY=VALUE``) go in
+``overrides={"tiers.1.latency_ns": 200}``. Errors raise subclasses of
+:class:`TierkitError` carrying the simulator's message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from . import _tierkit
+from ._tierkit import BadOptionError, InputFileError, TierkitError, UnknownNameError
+
+__all__ = [
+    "SimResult",
+    "simulate",
+    "compare",
+    "workloads",
+    "policies",
+    "machines",
+    "TierkitError",
+    "UnknownNameError",
+    "BadOptionError",
+    "InputFileError",
+]
+
+#: A fast:slow capacity ratio: ``"1:16"`` or ``(1, 16)``.
+Ratio = str | tuple[int, int]
+
+
+@dataclass(frozen=True)
+class SimResult:
+    """The outcome of :func:`simulate`.
+
+    ``summary`` has the keys of one row of ``tierkit sim --json`` (``throughput``,
+    ``fast_hit_ratio``, ``pct_of_oracle``, ...), with the ratio as ``"1:16"``.
+    ``timeline`` has one row per timeline point and the columns of the CLI's
+    ``--timeline`` CSV (``end_ns``, ``accesses``, ``throughput``, ``fast_hit_ratio``,
+    ``latency_ns_tier0``.., ``promotions``, ``demotions``, ``migrated_bytes``).
+    """
+
+    summary: dict[str, Any]
+    timeline: pd.DataFrame
+
+
+def workloads() -> list[str]:
+    """Every workload name (as ``tierkit list`` shows them)."""
+    return _tierkit.workloads()
+
+
+def policies() -> list[str]:
+    """Every reference and policy name; any policy also runs as ``<policy>+colloid``."""
+    return _tierkit.policies()
+
+
+def machines() -> list[str]:
+    """Every machine preset name."""
+    return _tierkit.machines()
+
+
+def _text(value: object) -> str:
+    """An option value as the CLI would be given it (booleans as ``true``/``false``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _is_ratio(value: object) -> bool:
+    """True for one ratio (as opposed to a collection of them)."""
+    if isinstance(value, tuple):
+        return len(value) == 2 and all(isinstance(p, int) for p in value)
+    return isinstance(value, str)
+
+
+def _ratio(ratio: Ratio) -> str:
+    if isinstance(ratio, tuple) and _is_ratio(ratio):
+        return f"{ratio[0]}:{ratio[1]}"
+    return ratio  # type: ignore[return-value]  # not a str: the native layer raises TypeError
+
+
+def _size(
+    pages: int | None,
+    footprint: int | None,
+    accesses: int | None,
+    options: Mapping[str, object] | None,
+    params: Mapping[str, object],
+) -> dict[str, Any]:
+    merged = {**(options or {}), **params}
+    return {
+        "pages": pages,
+        "footprint": footprint,
+        "accesses": accesses,
+        "options": [(k, _text(v)) for k, v in merged.items()],
+    }
+
+
+def _machine(
+    machine: str,
+    seed: int,
+    scale: int,
+    prefault: bool,
+    cache_mode: bool,
+    access_count_ratio: bool,
+    antagonist: float | None,
+    machine_file: str | None,
+    overrides: Mapping[str, object] | None,
+) -> dict[str, Any]:
+    return {
+        "machine": machine,
+        "machine_file": None if machine_file is None else str(machine_file),
+        "overrides": [f"{k}={_text(v)}" for k, v in (overrides or {}).items()],
+        "antagonist": antagonist,
+        "scale": scale,
+        "prefault": prefault,
+        "cache_mode": cache_mode,
+        "access_count_ratio": access_count_ratio,
+        "seed": seed,
+    }
+
+
+def simulate(
+    workload: str,
+    policy: str,
+    ratio: Ratio = "1:16",
+    machine: str = "cxl",
+    seed: int = 1,
+    *,
+    pages: int | None = None,
+    footprint: int | None = None,
+    accesses: int | None = None,
+    scale: int = 1000,
+    prefault: bool = True,
+    cache_mode: bool = False,
+    access_count_ratio: bool = False,
+    antagonist: float | None = None,
+    machine_file: str | None = None,
+    overrides: Mapping[str, object] | None = None,
+    options: Mapping[str, object] | None = None,
+    **params: object,
+) -> SimResult:
+    """Simulates ``policy`` on ``workload`` at fast:slow ``ratio``, as ``tierkit sim``.
+
+    ``pages`` (4 KiB pages) or ``footprint`` (bytes) sizes the workload (default 65,536
+    pages) and ``accesses`` its length (default 3,000,000); ``scale`` is the real misses
+    per generated access; ``prefault=False`` is ``--no-prefault``. ``params`` and
+    ``options`` are workload options, ``overrides`` machine parameters.
+    """
+    out = _tierkit.simulate(
+        workload,
+        policy,
+        _ratio(ratio),
+        _size(pages, footprint, accesses, options, params),
+        _machine(machine, seed, scale, prefault, cache_mode, access_count_ratio, antagonist, machine_file, overrides),
+    )
+    timeline = pd.DataFrame(out.pop("timeline"))
+    return SimResult(summary=out, timeline=timeline)
+
+
+def compare(
+    workloads: str | Iterable[str] | None = None,
+    policies: str | Iterable[str] | None = None,
+    ratios: Ratio | Iterable[Ratio] | None = None,
+    machine: str = "cxl",
+    seed: int = 1,
+    *,
+    suite: str | None = None,
+    quick: bool = False,
+    jobs: int | None = None,
+    pages: int | None = None,
+    footprint: int | None = None,
+    accesses: int | None = None,
+    scale: int = 1000,
+    prefault: bool = True,
+    cache_mode: bool = False,
+    access_count_ratio: bool = False,
+    antagonist: float | None = None,
+    machine_file: str | None = None,
+    overrides: Mapping[str, object] | None = None,
+    options: Mapping[str, object] | None = None,
+    **params: object,
+) -> pd.DataFrame:
+    """Compares policies on a grid, as ``tierkit compare``: one row per (workload, ratio,
+    policy), in that order, with the columns of ``tierkit compare --json``.
+
+    Without ``workloads`` the ``suite`` runs (``"default"`` or ``"paper"``, ``quick``
+    shrinking the paper suite 4x); without ``policies`` all-local and the default
+    policies; without ``ratios`` the suite's ratios. ``jobs`` parallel runs (default one
+    per core). The other arguments are as for :func:`simulate` and apply to every run.
+    """
+
+    def names(value: str | Iterable[str] | None) -> list[str]:
+        if value is None:
+            return []
+        return [value] if isinstance(value, str) else list(value)
+
+    if ratios is None:
+        ratio_list: list[str] = []
+    elif _is_ratio(ratios):
+        ratio_list = [_ratio(ratios)]  # type: ignore[arg-type]
+    else:
+        ratio_list = [_ratio(r) for r in ratios]  # type: ignore[union-attr]
+    grid = {
+        "workloads": names(workloads),
+        "suite": suite,
+        "quick": quick,
+        "policies": names(policies),
+        "ratios": ratio_list,
+        "jobs": jobs,
+    }
+    rows = _tierkit.compare(
+        grid,
+        _size(pages, footprint, accesses, options, params),
+        _machine(machine, seed, scale, prefault, cache_mode, access_count_ratio, antagonist, machine_file, overrides),
+    )
+    return pd.DataFrame(rows)

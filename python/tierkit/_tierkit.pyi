@@ -1,0 +1,57 @@
+"""Type stubs of the native module ``tierkit._tierkit`` (crates/py)."""
+
+from typing import Any, TypedDict
+
+class SizeOptions(TypedDict):
+    pages: int | None
+    footprint: int | None
+    accesses: int | None
+    options: list[tuple[str, str]]
+
+class MachineOptions(TypedDict):
+    machine: str
+    machine_file: str | None
+    overrides: list[str]
+    antagonist: float | None
+    scale: int
+    prefault: bool
+    cache_mode: bool
+    access_count_ratio: bool
+    seed: int
+
+class GridOptions(TypedDict):
+    workloads: list[str]
+    suite: str | None
+    quick: bool
+    policies: list[str]
+    ratios: list[str]
+    jobs: int | None
+
+class TierkitError(ValueError):
+    """Base class of every error tierkit raises."""
+
+class UnknownNameError(TierkitError):
+    """A workload, policy, machine preset or suite that does not exist."""
+
+class BadOptionError(TierkitError):
+    """An argument, workload option or machine parameter that is malformed or out of range."""
+
+class InputFileError(TierkitError):
+    """A machine or trace file that cannot be read or parsed."""
+
+def simulate(
+    workload: str, policy: str, ratio_text: str, size: SizeOptions, machine: MachineOptions
+) -> dict[str, Any]:
+    """One run as ``tierkit sim``: the summary's keys plus ``"timeline"`` (a dict of columns)."""
+
+def compare(grid_options: GridOptions, size: SizeOptions, machine: MachineOptions) -> list[dict[str, Any]]:
+    """A grid as ``tierkit compare``: one summary dict per (workload, ratio, policy)."""
+
+def workloads() -> list[str]:
+    """Every workload name."""
+
+def policies() -> list[str]:
+    """Every reference and policy name."""
+
+def machines() -> list[str]:
+    """Every machine preset name."""

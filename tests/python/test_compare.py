@@ -1,0 +1,29 @@
+"""tierkit.compare against `tierkit compare` on a small grid."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+import tierkit
+from conftest import SMALL
+
+
+def test_grid_rows_equal_cli_json(cli_json):
+    expected = cli_json("compare", "--workload", "zipf,gups", "--ratios", "1:32,1:8", "--policies",
+                        "tierkit,tpp,all-local", *SMALL, "--jobs", "2")
+    df = tierkit.compare(["zipf", "gups"], ["tierkit", "tpp", "all-local"], ["1:32", (1, 8)], pages=4096,
+                         accesses=200_000, jobs=2)
+    assert isinstance(df, pd.DataFrame)
+    assert len(df) == 2 * 2 * 3
+    cells = list(zip(df["workload"], df["ratio"], df["policy"]))
+    assert cells == [(w, r, p) for w in ("zipf", "gups") for r in ("1:32", "1:8") for p in ("tierkit", "tpp", "all-local")]
+    assert sorted(df.columns) == sorted(expected[0])
+    assert df.to_dict("records") == expected
+
+
+def test_single_values_and_workload_options(cli_json):
+    expected = cli_json("compare", "--workload", "ycsb-b", "--ratios", "1:16", "--policies", "lru", *SMALL,
+                        "--opt", "alpha=0.8")
+    df = tierkit.compare("ycsb-b", "lru", "1:16", pages=4096, accesses=200_000, alpha=0.8)
+    assert df.to_dict("records") == expected
+    assert df["pct_of_oracle"].iloc[0] == expected[0]["pct_of_oracle"]
