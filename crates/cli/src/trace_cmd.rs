@@ -1,9 +1,10 @@
-//! `tierkit trace write`: export a workload's stream as a libCacheSim `oracleGeneral`
-//! trace, to compare tierkit with other simulators on the same requests.
+//! `tierkit trace`: write a workload's stream as a trace, describe a trace, convert
+//! between formats.
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
-use tierkit_sim::trace::write_oracle_general;
+use tierkit_sim::trace::info::{stats, TraceStats};
+use tierkit_sim::trace::{self, write_oracle_general, Format, NativeWriter, PageAccess};
 use tierkit_sim::workload::{self, Access, WorkloadSpec};
 
 use crate::machine_args::SizeArgs;
@@ -11,8 +12,12 @@ use crate::machine_args::SizeArgs;
 /// `tierkit trace ...`
 #[derive(Subcommand, Debug)]
 pub enum TraceCommand {
-    /// Write a workload's page stream as an oracleGeneral trace (one object per page).
+    /// Write a workload's page stream as a trace (oracleGeneral: one object per page).
     Write(WriteArgs),
+    /// Describe a trace: accesses, pages, reuse, hot fractions, fitted Zipf alpha.
+    Info(InfoArgs),
+    /// Convert a trace to tierkit's native format or to oracleGeneral.
+    Convert(ConvertArgs),
 }
 
 /// Flags of `tierkit trace write`.
@@ -29,27 +34,229 @@ pub struct WriteArgs {
     /// Output file.
     #[arg(short, long)]
     pub output: String,
+    /// Output format: oracle-general or native.
+    #[arg(long, default_value = "oracle-general")]
+    pub format: String,
+}
+
+/// Flags of `tierkit trace info`.
+#[derive(Args, Debug)]
+pub struct InfoArgs {
+    /// The trace file.
+    pub file: String,
+    /// Its format (default: detected): native, oracle-general, csv, lackey, perf-script,
+    /// pinatrace, damo.
+    #[arg(long)]
+    pub format: Option<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Flags of `tierkit trace convert`.
+#[derive(Args, Debug)]
+pub struct ConvertArgs {
+    /// The input trace.
+    pub input: String,
+    /// The output file.
+    pub output: String,
+    /// Input format (default: detected).
+    #[arg(long)]
+    pub from: Option<String>,
+    /// Output format: native or oracle-general.
+    #[arg(long, default_value = "native")]
+    pub to: String,
+}
+
+/// A format named on the command line, if one is.
+fn format(name: Option<&str>) -> Result<Option<Format>> {
+    Ok(name.map(Format::parse).transpose()?)
+}
+
+/// An output format: native or oracle-general.
+fn writable(name: &str) -> Result<Format> {
+    match Format::parse(name)? {
+        f @ (Format::Native | Format::OracleGeneral) => Ok(f),
+        f => bail!("cannot write {} traces: the output formats are native and oracle-general", f.name()),
+    }
+}
+
+/// `info`'s text report.
+fn text(file: &str, format: Format, s: &TraceStats) -> String {
+    let opt = |v: Option<String>| v.unwrap_or_else(|| "n/a".into());
+    format!(
+        "{file} ({})\n\
+         accesses              {}\n\
+         writes                {}\n\
+         distinct pages        {}\n\
+         footprint             {:.1} MiB\n\
+         reuse                 {:.4} of accesses go to pages seen before\n\
+         median reuse distance {}\n\
+         top 1% of pages       {:.4} of accesses\n\
+         top 10% of pages      {:.4} of accesses\n\
+         fitted Zipf alpha     {}",
+        format.name(),
+        s.accesses,
+        s.writes,
+        s.pages,
+        s.footprint_bytes as f64 / (1 << 20) as f64,
+        s.reuse_fraction,
+        opt(s.median_reuse_distance.map(|d| format!("{d} pages"))),
+        s.top1_share,
+        s.top10_share,
+        opt(s.zipf_alpha.map(|a| format!("{a:.3}"))),
+    )
+}
+
+/// `info`'s JSON report.
+fn json(file: &str, format: Format, s: &TraceStats) -> serde_json::Value {
+    serde_json::json!({
+        "file": file,
+        "format": format.name(),
+        "accesses": s.accesses,
+        "writes": s.writes,
+        "pages": s.pages,
+        "footprint_bytes": s.footprint_bytes,
+        "reuse_fraction": s.reuse_fraction,
+        "median_reuse_distance": s.median_reuse_distance,
+        "top1_share": s.top1_share,
+        "top10_share": s.top10_share,
+        "zipf_alpha": s.zipf_alpha,
+    })
 }
 
 /// Runs a `tierkit trace` command.
 pub fn run(cmd: TraceCommand) -> Result<()> {
     match cmd {
         TraceCommand::Write(a) => {
+            let to = writable(&a.format)?;
             let spec = a.size.apply(WorkloadSpec::new(&a.workload, 65_536, 3_000_000, a.seed))?;
             let mut wl = workload::build(&spec)?;
-            let mut ids = Vec::with_capacity(wl.len() as usize);
             let mut buf: Vec<Access> = Vec::with_capacity(1 << 16);
-            loop {
-                buf.clear();
-                if wl.fill(&mut buf, 1 << 16) == 0 {
-                    break;
+            let n = if to == Format::Native {
+                let mut w = NativeWriter::create(&a.output, true)?;
+                loop {
+                    buf.clear();
+                    if wl.fill(&mut buf, 1 << 16) == 0 {
+                        break;
+                    }
+                    for x in &buf {
+                        w.push(PageAccess { page: x.page, write: x.write })?;
+                    }
                 }
-                ids.extend(buf.iter().map(|x| x.page));
-            }
-            let n = ids.len();
-            write_oracle_general(&a.output, ids)?;
-            eprintln!("wrote {n} requests over {} pages to {}", wl.pages(), a.output);
+                w.finish()?.accesses
+            } else {
+                let mut ids = Vec::with_capacity(wl.len() as usize);
+                loop {
+                    buf.clear();
+                    if wl.fill(&mut buf, 1 << 16) == 0 {
+                        break;
+                    }
+                    ids.extend(buf.iter().map(|x| x.page));
+                }
+                let n = ids.len() as u64;
+                write_oracle_general(&a.output, ids)?;
+                n
+            };
+            eprintln!("wrote {n} requests over {} pages to {} ({})", wl.pages(), a.output, to.name());
             Ok(())
         }
+        TraceCommand::Info(a) => {
+            let format = match format(a.format.as_deref())? {
+                Some(f) => f,
+                None => trace::detect(&a.file)?,
+            };
+            let s = stats(trace::open(&a.file, Some(format))?.as_mut(), &a.file)?;
+            if a.json {
+                println!("{}", serde_json::to_string_pretty(&json(&a.file, format, &s))?);
+            } else {
+                println!("{}", text(&a.file, format, &s));
+            }
+            Ok(())
+        }
+        TraceCommand::Convert(a) => {
+            let to = writable(&a.to)?;
+            let mut reader = trace::open(&a.input, format(a.from.as_deref())?)?;
+            let n = trace::convert(reader.as_mut(), &a.output, to)?;
+            eprintln!("wrote {n} accesses to {} ({})", a.output, to.name());
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(test: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("tierkit-cli-trace-{}-{test}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn pages_of(path: &std::path::Path) -> Vec<u64> {
+        let mut r = trace::open(path, None).unwrap();
+        let mut out = Vec::new();
+        while let Some(a) = r.next_access().unwrap() {
+            out.push(a.page);
+        }
+        out
+    }
+
+    #[test]
+    fn trace_write_native_and_oracle_general_hold_the_same_pages() {
+        let dir = scratch("write");
+        let size = || SizeArgs { pages: Some(500), footprint: None, accesses: Some(20_000), options: vec![] };
+        for (format, name) in [("native", "t.tkt"), ("oracle-general", "t.og")] {
+            let output = dir.join(name).display().to_string();
+            let a = WriteArgs { workload: "zipf".into(), size: size(), seed: 4, output, format: format.into() };
+            run(TraceCommand::Write(a)).unwrap();
+        }
+        let native = pages_of(&dir.join("t.tkt"));
+        assert_eq!(native.len(), 20_000);
+        assert!(native.iter().all(|&p| p < 500));
+        assert_eq!(native, pages_of(&dir.join("t.og")));
+        assert_eq!(trace::detect(dir.join("t.tkt")).unwrap(), Format::Native);
+        let bad =
+            WriteArgs { workload: "zipf".into(), size: size(), seed: 4, output: "x".into(), format: "csv".into() };
+        let e = run(TraceCommand::Write(bad)).err().unwrap().to_string();
+        assert!(e.contains("cannot write csv"), "{e}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn trace_convert_and_info_report_the_input() {
+        let dir = scratch("convert");
+        let csv = dir.join("t.csv");
+        std::fs::write(&csv, "page,op\n3,r\n9,w\n3,r\n3,r\n").unwrap();
+        let out = dir.join("t.tkt");
+        let a = ConvertArgs {
+            input: csv.display().to_string(),
+            output: out.display().to_string(),
+            from: Some("csv".into()),
+            to: "native".into(),
+        };
+        run(TraceCommand::Convert(a)).unwrap();
+        assert_eq!(pages_of(&out), [3, 9, 3, 3]);
+        let s = stats(trace::open(&out, None).unwrap().as_mut(), "t").unwrap();
+        let j = json("t.tkt", Format::Native, &s);
+        assert_eq!(j["accesses"], 4);
+        assert_eq!(j["writes"], 1);
+        assert_eq!(j["pages"], 2);
+        assert_eq!(j["reuse_fraction"], 0.5);
+        assert_eq!(j["zipf_alpha"], serde_json::Value::Null);
+        let t = text("t.tkt", Format::Native, &s);
+        assert!(t.contains("t.tkt (native)") && t.contains("distinct pages        2"), "{t}");
+        let e = run(TraceCommand::Info(InfoArgs {
+            file: csv.display().to_string(),
+            format: Some("pin".into()),
+            json: true,
+        }))
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(e.contains("pin") && e.contains("pinatrace"), "{e}");
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -681,6 +681,67 @@ impl Workload for OracleGeneralTrace {
     }
 }
 
+/// A plain reader of `oracleGeneral` records as [`super::PageAccess`]es (object ids as
+/// page numbers, all loads), for `tierkit trace info` and `convert`. It skips
+/// `obj_size == 0` records like the workload, but does not check `next_access_vtime`.
+/// A length that is not a multiple of 24 is an error naming the offset of the partial
+/// record.
+pub struct RecordReader {
+    file: String,
+    chunks: Chunks<File>,
+    file_bytes: u64,
+}
+
+impl RecordReader {
+    /// Opens the file at `path`.
+    pub fn open(path: &Path) -> Result<Self, SimError> {
+        let file = path.display().to_string();
+        let io_err = |source| SimError::Io { file: file.clone(), source };
+        let f = File::open(path).map_err(io_err)?;
+        let file_bytes = f.metadata().map_err(io_err)?.len();
+        let trailing = file_bytes % RECORD_BYTES as u64;
+        if trailing != 0 {
+            return Err(SimError::File {
+                file,
+                at: format!("offset {}", file_bytes - trailing),
+                message: format!(
+                    "truncated: {trailing} trailing bytes (the file is {file_bytes} bytes, not a multiple of the \
+                     24-byte oracleGeneral record)"
+                ),
+            });
+        }
+        Ok(Self { file, chunks: Chunks::new(f, CHUNK_RECORDS * RECORD_BYTES), file_bytes })
+    }
+}
+
+impl super::PageReader for RecordReader {
+    fn next_access(&mut self) -> Result<Option<super::PageAccess>, SimError> {
+        loop {
+            let offset = self.chunks.offset;
+            let records = self.chunks.next_records().map_err(|e| SimError::File {
+                file: self.file.clone(),
+                at: format!("offset {offset}"),
+                message: format!("read error: {e}"),
+            })?;
+            let Some(rec) = records.get(..RECORD_BYTES) else {
+                if offset != self.file_bytes {
+                    return Err(SimError::File {
+                        file: self.file.clone(),
+                        at: format!("offset {offset}"),
+                        message: format!("the file ended before its {} bytes were read", self.file_bytes),
+                    });
+                }
+                return Ok(None);
+            };
+            let (obj, size) = (u64::from_le_bytes(field(rec, 4)), u32::from_le_bytes(field(rec, 12)));
+            self.chunks.consume(1);
+            if size != 0 {
+                return Ok(Some(super::PageAccess::read(obj)));
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

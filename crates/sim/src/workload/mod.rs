@@ -207,7 +207,8 @@ pub const REGISTRY: &[Registered] = &[
     Registered { name: "sparse-kv", about: "small objects: few hot words per page (M5 §4)", build: sparse_kv::build },
     Registered {
         name: "trace",
-        about: "a libCacheSim oracleGeneral trace, one page per object (options path, limit, next_access)",
+        about: "a trace file: native, oracle-general, csv, lackey, perf-script, pinatrace or damo (detected; options \
+                path, format, limit, next_access)",
         build: crate::trace::build,
     },
 ];
