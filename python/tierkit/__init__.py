@@ -19,12 +19,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 import pandas as pd
 
 from . import _tierkit
 from ._tierkit import BadOptionError, InputFileError, TierkitError, UnknownNameError
+
+if TYPE_CHECKING:
+    from ._tierkit import _GridOptions, _MachineOptions, _SizeOptions
 
 __all__ = [
     "SimResult",
@@ -80,7 +83,7 @@ def _text(value: object) -> str:
     return str(value)
 
 
-def _is_ratio(value: object) -> bool:
+def _is_ratio(value: object) -> TypeGuard[Ratio]:
     """True for one ratio (as opposed to a collection of them)."""
     if isinstance(value, tuple):
         return len(value) == 2 and all(isinstance(p, int) for p in value)
@@ -88,9 +91,18 @@ def _is_ratio(value: object) -> bool:
 
 
 def _ratio(ratio: Ratio) -> str:
-    if isinstance(ratio, tuple) and _is_ratio(ratio):
+    """`ratio` as the CLI writes it; anything else is left for the native layer to reject."""
+    if isinstance(ratio, tuple) and len(ratio) == 2:
         return f"{ratio[0]}:{ratio[1]}"
-    return ratio  # type: ignore[return-value]  # not a str: the native layer raises TypeError
+    return ratio
+
+
+def _ratios(ratios: Ratio | Iterable[Ratio] | None) -> list[str]:
+    if ratios is None:
+        return []
+    if _is_ratio(ratios):
+        return [_ratio(ratios)]
+    return [_ratio(r) for r in cast(Iterable[Ratio], ratios)]
 
 
 def _size(
@@ -99,7 +111,7 @@ def _size(
     accesses: int | None,
     options: Mapping[str, object] | None,
     params: Mapping[str, object],
-) -> dict[str, Any]:
+) -> _SizeOptions:
     merged = {**(options or {}), **params}
     return {
         "pages": pages,
@@ -119,7 +131,7 @@ def _machine(
     antagonist: float | None,
     machine_file: str | None,
     overrides: Mapping[str, object] | None,
-) -> dict[str, Any]:
+) -> _MachineOptions:
     return {
         "machine": machine,
         "machine_file": None if machine_file is None else str(machine_file),
@@ -208,18 +220,12 @@ def compare(
             return []
         return [value] if isinstance(value, str) else list(value)
 
-    if ratios is None:
-        ratio_list: list[str] = []
-    elif _is_ratio(ratios):
-        ratio_list = [_ratio(ratios)]  # type: ignore[arg-type]
-    else:
-        ratio_list = [_ratio(r) for r in ratios]  # type: ignore[union-attr]
-    grid = {
+    grid: _GridOptions = {
         "workloads": names(workloads),
         "suite": suite,
         "quick": quick,
         "policies": names(policies),
-        "ratios": ratio_list,
+        "ratios": _ratios(ratios),
         "jobs": jobs,
     }
     rows = _tierkit.compare(

@@ -2,13 +2,25 @@
 
 from typing import Any, TypedDict
 
-class SizeOptions(TypedDict):
+__all__ = [
+    "BadOptionError",
+    "InputFileError",
+    "TierkitError",
+    "UnknownNameError",
+    "compare",
+    "machines",
+    "policies",
+    "simulate",
+    "workloads",
+]
+
+class _SizeOptions(TypedDict):
     pages: int | None
     footprint: int | None
     accesses: int | None
     options: list[tuple[str, str]]
 
-class MachineOptions(TypedDict):
+class _MachineOptions(TypedDict):
     machine: str
     machine_file: str | None
     overrides: list[str]
@@ -19,7 +31,7 @@ class MachineOptions(TypedDict):
     access_count_ratio: bool
     seed: int
 
-class GridOptions(TypedDict):
+class _GridOptions(TypedDict):
     workloads: list[str]
     suite: str | None
     quick: bool
@@ -40,11 +52,11 @@ class InputFileError(TierkitError):
     """A machine or trace file that cannot be read or parsed."""
 
 def simulate(
-    workload: str, policy: str, ratio_text: str, size: SizeOptions, machine: MachineOptions
+    workload: str, policy: str, ratio_text: str, size: _SizeOptions, machine: _MachineOptions
 ) -> dict[str, Any]:
     """One run as ``tierkit sim``: the summary's keys plus ``"timeline"`` (a dict of columns)."""
 
-def compare(grid_options: GridOptions, size: SizeOptions, machine: MachineOptions) -> list[dict[str, Any]]:
+def compare(grid_options: _GridOptions, size: _SizeOptions, machine: _MachineOptions) -> list[dict[str, Any]]:
     """A grid as ``tierkit compare``: one summary dict per (workload, ratio, policy)."""
 
 def workloads() -> list[str]:

@@ -27,3 +27,22 @@ def test_single_values_and_workload_options(cli_json):
     df = tierkit.compare("ycsb-b", "lru", "1:16", pages=4096, accesses=200_000, alpha=0.8)
     assert df.to_dict("records") == expected
     assert df["pct_of_oracle"].iloc[0] == expected[0]["pct_of_oracle"]
+
+
+def test_paper_suite_defaults_equal_cli(cli_json):
+    # Without workloads and ratios the suite supplies both; the sizes still apply.
+    expected = cli_json("compare", "--suite", "paper", "--quick", "--policies", "tierkit", "--pages", "4096",
+                        "--accesses", "20000")
+    df = tierkit.compare(suite="paper", quick=True, policies="tierkit", pages=4096, accesses=20_000)
+    assert len(df) == 8 * 4
+    assert sorted(set(df["ratio"])) == ["1:16", "1:32", "1:4", "1:8"]
+    assert df.to_dict("records") == expected
+
+
+def test_ratio_forms_are_equivalent():
+    small = dict(pages=4096, accesses=50_000)
+    as_text = tierkit.compare("zipf", "clock", ["1:16", "1:4"], **small)
+    as_tuples = tierkit.compare("zipf", "clock", [(1, 16), (1, 4)], **small)
+    assert as_text.equals(as_tuples)
+    one = tierkit.compare("zipf", "clock", (1, 4), **small)
+    assert one.to_dict("records") == as_text.iloc[[1]].to_dict("records")

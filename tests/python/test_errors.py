@@ -76,3 +76,10 @@ def test_sizes_conflict():
         tierkit.simulate("zipf", "tierkit", pages=1024, footprint=1 << 22, accesses=1000)
     with pytest.raises(tierkit.BadOptionError, match="at least 1 access"):
         tierkit.simulate("zipf", "tierkit", pages=1024, accesses=0)
+
+
+def test_wrong_types_raise_type_error():
+    with pytest.raises(TypeError):
+        tierkit.simulate("zipf", "tierkit", 16, **SMALL)
+    with pytest.raises(TypeError):
+        tierkit.simulate("zipf", "tierkit", pages="many", accesses=1000)
