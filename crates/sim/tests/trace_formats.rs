@@ -95,6 +95,7 @@ fn native_to_oracle_general_and_back_keeps_the_page_sequence() {
     assert_eq!(trace::detect(&og).unwrap(), Format::OracleGeneral);
     trace::convert(trace::open(&og, None).unwrap().as_mut(), &b, Format::Native).unwrap();
     assert_eq!(read_path(&b, None).unwrap(), accesses);
+    assert!(!NativeReader::open(&b).unwrap().header().writes, "oracleGeneral has no stores to keep");
     let e = trace::convert(trace::open(&a, None).unwrap().as_mut(), dir.join("c.csv"), Format::Csv).err().unwrap();
     assert!(e.to_string().contains("native or oracle-general"), "{e}");
     std::fs::remove_dir_all(dir).unwrap();
@@ -374,6 +375,10 @@ fn trace_workload_replays_every_format_by_detection() {
         let again = drain(&WorkloadSpec::new("trace", 1, 1, 1).with("path", path.display()));
         assert_eq!(again.iter().map(|a| a.page).collect::<Vec<_>>(), [0, 1, 0, 2], "{}", path.display());
     }
+    // The native copy keeps the CSV's store.
+    assert!(NativeReader::open(&native).unwrap().header().writes);
+    let again = drain(&WorkloadSpec::new("trace", 1, 1, 1).with("path", native.display()));
+    assert_eq!(again.iter().map(|a| (a.page, a.write)).collect::<Vec<_>>(), want);
     // An explicit format overrides detection; next_access is for oracleGeneral only.
     let e = workload::build(&spec.clone().with("format", "lackey")).err().unwrap().to_string();
     assert!(e.contains("t.csv: line 1"), "{e}");
@@ -384,5 +389,49 @@ fn trace_workload_replays_every_format_by_detection() {
     let empty = fixture(&dir, "empty.csv", "# nothing\n");
     let e = workload::build(&WorkloadSpec::new("trace", 1, 1, 1).with("path", empty.display())).err().unwrap();
     assert!(e.to_string().contains("no accesses"), "{e}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Damaged text and JSON inputs (bytes flipped, cut anywhere) give an error naming the
+/// file and a line or offset, or a stream of accesses, never a panic.
+#[test]
+fn damaged_text_inputs_never_panic() {
+    let dir = scratch("fuzz");
+    let samples: [(Format, &str); 5] = [
+        (Format::Lackey, "==1== x\nI  0400,3\n S 7ff000398,8\n L 04016f58,8\n M 0421e310,4\n"),
+        (Format::Pinatrace, "0x7f1b2c3d4e5f: R 0x7ffd12345678\n0x401000: W 0x601040\n#eof\n"),
+        (Format::PerfScript, " a 1 [0] 1.5: 1 cpu/mem-loads/P: 7f12a4c01040\n a 1 [0] 1.6: mem-stores: 0x10\n"),
+        (Format::Csv, "time,address,op\n1,0x7000,load\n2,8192,STORE\n"),
+        (
+            Format::Damo,
+            r#"[{"snapshots": [{"regions": [{"start": "4096", "end": "20480", "nr_accesses": {"samples": 2}},
+               {"start": 40960, "end": 45056, "nr_accesses": 3}]}]}]"#,
+        ),
+    ];
+    const SPECIAL: &[u8] = b" ,:\n{}[]\"0xX-";
+    let path = dir.join("damaged");
+    let mut rng = Rng::new(21);
+    for (format, text) in samples {
+        assert!(!read_path(&fixture(&dir, "damaged", text), Some(format)).unwrap().is_empty());
+        for _ in 0..400 {
+            let mut b = text.as_bytes().to_vec();
+            for _ in 0..1 + rng.below(3) {
+                let i = rng.below(b.len() as u64) as usize;
+                match rng.below(3) {
+                    0 => b[i] ^= 1 << rng.below(8),
+                    1 => b.truncate(i),
+                    _ => b[i] = SPECIAL[rng.below(SPECIAL.len() as u64) as usize],
+                }
+                if b.is_empty() {
+                    break;
+                }
+            }
+            std::fs::write(&path, &b).unwrap();
+            if let Err(e) = read_path(&path, Some(format)) {
+                let e = e.to_string();
+                assert!(e.contains("damaged: line ") || e.contains("damaged: offset "), "{}: {e}", format.name());
+            }
+        }
+    }
     std::fs::remove_dir_all(dir).unwrap();
 }

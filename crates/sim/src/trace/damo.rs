@@ -293,4 +293,8 @@ impl PageReader for DamoReader {
         }
         Ok(Some(PageAccess::read(r.first + offset)))
     }
+
+    fn records_stores(&self) -> bool {
+        false
+    }
 }

@@ -382,6 +382,10 @@ impl PageReader for NativeReader {
         self.read += 1;
         Ok(Some(PageAccess { page, write }))
     }
+
+    fn records_stores(&self) -> bool {
+        self.header.writes
+    }
 }
 
 #[cfg(test)]

@@ -740,6 +740,10 @@ impl super::PageReader for RecordReader {
             }
         }
     }
+
+    fn records_stores(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]
