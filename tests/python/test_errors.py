@@ -83,3 +83,15 @@ def test_wrong_types_raise_type_error():
         tierkit.simulate("zipf", "tierkit", 16, **SMALL)
     with pytest.raises(TypeError):
         tierkit.simulate("zipf", "tierkit", pages="many", accesses=1000)
+
+
+def test_bad_trace_file(cli, tmp_path):
+    bad = tmp_path / "bad.trace"
+    bad.write_bytes(b"garbage\x00\x01")
+    with pytest.raises(tierkit.InputFileError) as e:
+        tierkit.simulate("trace", "lru", path=str(bad))
+    assert str(e.value).startswith(f"{bad}: ")
+    done = cli("sim", "--workload", "trace", "--policy", "lru", "--opt", f"path={bad}")
+    assert done.returncode != 0 and str(e.value) in done.stderr
+    with pytest.raises(tierkit.InputFileError, match="missing.trace"):
+        tierkit.simulate("trace", "lru", path=str(tmp_path / "missing.trace"))
