@@ -17,6 +17,7 @@ workloads). Machine parameters (the CLI's ``--set KEY=VALUE``) go in
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
@@ -129,12 +130,12 @@ def _machine(
     cache_mode: bool,
     access_count_ratio: bool,
     antagonist: float | None,
-    machine_file: str | None,
+    machine_file: str | os.PathLike[str] | None,
     overrides: Mapping[str, object] | None,
 ) -> _MachineOptions:
     return {
         "machine": machine,
-        "machine_file": None if machine_file is None else str(machine_file),
+        "machine_file": None if machine_file is None else os.fspath(machine_file),
         "overrides": [f"{k}={_text(v)}" for k, v in (overrides or {}).items()],
         "antagonist": antagonist,
         "scale": scale,
@@ -160,7 +161,7 @@ def simulate(
     cache_mode: bool = False,
     access_count_ratio: bool = False,
     antagonist: float | None = None,
-    machine_file: str | None = None,
+    machine_file: str | os.PathLike[str] | None = None,
     overrides: Mapping[str, object] | None = None,
     options: Mapping[str, object] | None = None,
     **params: object,
@@ -201,7 +202,7 @@ def compare(
     cache_mode: bool = False,
     access_count_ratio: bool = False,
     antagonist: float | None = None,
-    machine_file: str | None = None,
+    machine_file: str | os.PathLike[str] | None = None,
     overrides: Mapping[str, object] | None = None,
     options: Mapping[str, object] | None = None,
     **params: object,

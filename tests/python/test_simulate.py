@@ -67,3 +67,14 @@ def test_timeline_matches_cli_csv(cli, tmp_path: Path):
     summary = tierkit.simulate("hotset-shift", "memtis", pages=4096, accesses=200_000).summary
     assert got["promotions"].sum() == summary["promotions"]
     assert got["accesses"].sum() == summary["accesses"] * summary["scale"]
+
+
+def test_machine_file_equals_cli(cli_json, tmp_path: Path):
+    machine = tmp_path / "machine.toml"
+    machine.write_text("[app]\nthreads = 4\n\n[migration]\nbatch_pages = 64\n")
+    (expected,) = cli_json("sim", "--workload", "zipf", "--policy", "tpp", *SMALL, "--machine-file", str(machine),
+                           "--antagonist", "0.5")
+    got = tierkit.simulate("zipf", "tpp", pages=4096, accesses=200_000, machine_file=machine, antagonist=0.5)
+    assert got.summary == expected
+    default = tierkit.simulate("zipf", "tpp", pages=4096, accesses=200_000)
+    assert default.summary["throughput"] != got.summary["throughput"]
