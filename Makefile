@@ -8,7 +8,7 @@ LIBCACHESIM := libcachesim==0.3.5
 # Building and testing the Python package (python/, crates/py).
 PYPACKAGE_DEPS := maturin==1.16.0 pytest==9.2.0 pandas==3.1.1
 
-.PHONY: test build bench deps fmt libcachesim-check py-test results vm-test
+.PHONY: test build bench deps fmt libcachesim-check py-test report-check results vm-test
 
 # Everything the tests need that a fresh machine may lack. Rust, cargo, gcc and CPython
 # come with the machine; Python packages go into a venv under target/.
@@ -27,6 +27,7 @@ test: deps
 	$(CARGO) check --workspace --benches --locked
 	$(MAKE) py-test
 	$(MAKE) libcachesim-check
+	$(MAKE) report-check
 	$(MAKE) vm-test
 
 build:
@@ -49,6 +50,12 @@ py-test: build $(PYENV)/.ready
 
 libcachesim-check: build $(PYENV)/.ready
 	$(PYENV)/bin/python tests/libcachesim/check_cache_mode.py target/release/tierkit target/libcachesim
+
+# `tierkit report` loaded in headless Chromium (Debian's, installed when missing): every
+# figure in the DOM, no console errors, a PNG per figure with --png.
+report-check: build
+	command -v chromium >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
+	bash tests/report/check_chromium.sh target/release/tierkit target/report-check
 
 # Criterion benchmarks and the simulator's speed; figures go to docs/BENCHMARKS.md.
 bench: build

@@ -7,6 +7,7 @@ mod list_cmd;
 mod live_cmd;
 mod machine_args;
 mod profile_cmd;
+mod report_cmd;
 mod sketches_cmd;
 mod topology_cmd;
 mod trace_cmd;
@@ -38,6 +39,8 @@ enum Command {
     Attach(live_cmd::AttachArgs),
     /// Heat report of a process: hot/warm/cold fractions per mapping over time (moves nothing).
     Profile(profile_cmd::ProfileArgs),
+    /// Render `compare --json` results (and timelines) as one self-contained HTML page.
+    Report(report_cmd::ReportArgs),
     /// Show NUMA nodes, memory tiers and which nodes tierkit treats as fast or slow.
     Topology(topology_cmd::TopologyArgs),
     /// Work with trace files.
@@ -67,6 +70,7 @@ fn main() -> anyhow::Result<()> {
         Command::Run(a) => live_cmd::run(a),
         Command::Attach(a) => live_cmd::attach(a),
         Command::Profile(a) => profile_cmd::run(a),
+        Command::Report(a) => report_cmd::run(a),
         Command::List => {
             list_cmd::run();
             Ok(())
