@@ -13,10 +13,15 @@ Workload options (the CLI's ``--opt KEY=VALUE``) go as extra keyword arguments, 
 workloads). Machine parameters (the CLI's ``--set KEY=VALUE``) go in
 ``overrides={"tiers.1.latency_ns": 200}``. Errors raise subclasses of
 :class:`TierkitError` carrying the simulator's message.
+
+A policy may also be written in Python: pass an instance of a :class:`Policy` subclass
+(see :mod:`tierkit.custom`) where a policy name goes. :func:`tierkit.sweep.sweep` runs a
+grid of parameters; :mod:`tierkit.plot` draws results.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -25,15 +30,20 @@ from typing import TYPE_CHECKING, Any, TypeGuard, cast
 import pandas as pd
 
 from . import _tierkit
-from ._tierkit import BadOptionError, InputFileError, TierkitError, UnknownNameError
+from ._tierkit import BadOptionError, InputFileError, PolicyError, TierkitError, UnknownNameError
+from .custom import Policy, PolicyCtx
 
 if TYPE_CHECKING:
     from ._tierkit import _GridOptions, _MachineOptions, _SizeOptions
 
 __all__ = [
+    "Policy",
+    "PolicyCtx",
+    "PolicyError",
     "SimResult",
     "simulate",
     "compare",
+    "sweep",
     "workloads",
     "policies",
     "machines",
@@ -45,6 +55,40 @@ __all__ = [
 
 #: A fast:slow capacity ratio: ``"1:16"`` or ``(1, 16)``.
 Ratio = str | tuple[int, int]
+
+#: How each hook of a Python policy is called (its arguments after ``self``).
+_HOOKS: dict[str, tuple[str, ...]] = {
+    "sources": (),
+    "on_events": ("events", "ctx"),
+    "on_tick": ("telemetry", "ctx"),
+    "on_moved": ("results",),
+    "metadata_bytes": (),
+}
+
+
+def _check_policy(policy: object) -> object:
+    """`policy` unchanged: a name, or an object whose hooks take the arguments the
+    simulator passes; anything else raises :class:`PolicyError` naming the hook."""
+    if isinstance(policy, str):
+        return policy
+    name = type(policy).__name__
+    for hook, params in _HOOKS.items():
+        method = getattr(policy, hook, None)
+        if method is None:
+            if hook in ("on_events", "on_tick"):
+                raise PolicyError(f"policy {name}: has no method {hook}({', '.join(params)})")
+            continue
+        if not callable(method):
+            raise PolicyError(f"policy {name}: {hook} must be a method, got {type(method).__name__}")
+        try:
+            inspect.signature(method).bind(*params)
+        except TypeError as e:
+            raise PolicyError(
+                f"policy {name}: {hook}{inspect.signature(method)} cannot be called as {hook}({', '.join(params)}): {e}"
+            ) from None
+        except ValueError:
+            continue  # no signature (a builtin): let the call decide
+    return policy
 
 
 @dataclass(frozen=True)
@@ -148,7 +192,7 @@ def _machine(
 
 def simulate(
     workload: str,
-    policy: str,
+    policy: str | Policy | object,
     ratio: Ratio = "1:16",
     machine: str = "cxl",
     seed: int = 1,
@@ -171,11 +215,12 @@ def simulate(
     ``pages`` (4 KiB pages) or ``footprint`` (bytes) sizes the workload (default 65,536
     pages) and ``accesses`` its length (default 3,000,000); ``scale`` is the real misses
     per generated access; ``prefault=False`` is ``--no-prefault``. ``params`` and
-    ``options`` are workload options, ``overrides`` machine parameters.
+    ``options`` are workload options, ``overrides`` machine parameters. ``policy`` is a
+    name or a Python policy object (:class:`Policy`), run as a deep copy.
     """
     out = _tierkit.simulate(
         workload,
-        policy,
+        _check_policy(policy),
         _ratio(ratio),
         _size(pages, footprint, accesses, options, params),
         _machine(machine, seed, scale, prefault, cache_mode, access_count_ratio, antagonist, machine_file, overrides),
@@ -186,7 +231,7 @@ def simulate(
 
 def compare(
     workloads: str | Iterable[str] | None = None,
-    policies: str | Iterable[str] | None = None,
+    policies: str | Policy | Iterable[str | Policy | object] | None = None,
     ratios: Ratio | Iterable[Ratio] | None = None,
     machine: str = "cxl",
     seed: int = 1,
@@ -214,6 +259,8 @@ def compare(
     shrinking the paper suite 4x); without ``policies`` all-local and the default
     policies; without ``ratios`` the suite's ratios. ``jobs`` parallel runs (default one
     per core). The other arguments are as for :func:`simulate` and apply to every run.
+    ``policies`` may mix names and Python policy objects; each cell runs a deep copy of
+    the object, after the named policies (which run in parallel).
     """
 
     def names(value: str | Iterable[str] | None) -> list[str]:
@@ -221,11 +268,18 @@ def compare(
             return []
         return [value] if isinstance(value, str) else list(value)
 
+    def subjects(value: str | Policy | Iterable[str | Policy | object] | None) -> list[object]:
+        if value is None:
+            return []
+        if isinstance(value, (str, Policy)):
+            return [_check_policy(value)]
+        return [_check_policy(p) for p in value]
+
     grid: _GridOptions = {
         "workloads": names(workloads),
         "suite": suite,
         "quick": quick,
-        "policies": names(policies),
+        "policies": subjects(policies),
         "ratios": _ratios(ratios),
         "jobs": jobs,
     }
@@ -235,3 +289,8 @@ def compare(
         _machine(machine, seed, scale, prefault, cache_mode, access_count_ratio, antagonist, machine_file, overrides),
     )
     return pd.DataFrame(rows)
+
+
+# Last: sweep runs simulate. `tierkit.sweep` is the function; `tierkit.sweep.combinations`
+# and the rest of the module stay importable as `from tierkit.sweep import ...`.
+from .sweep import sweep  # noqa: E402

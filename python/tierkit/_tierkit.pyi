@@ -5,6 +5,8 @@ from typing import Any, TypedDict
 __all__ = [
     "BadOptionError",
     "InputFileError",
+    "PolicyCtx",
+    "PolicyError",
     "TierkitError",
     "UnknownNameError",
     "compare",
@@ -35,7 +37,7 @@ class _GridOptions(TypedDict):
     workloads: list[str]
     suite: str | None
     quick: bool
-    policies: list[str]
+    policies: list[object]
     ratios: list[str]
     jobs: int | None
 
@@ -51,8 +53,27 @@ class BadOptionError(TierkitError):
 class InputFileError(TierkitError):
     """A machine or trace file that cannot be read or parsed."""
 
+class PolicyError(TierkitError):
+    """A policy written in Python broke its contract or raised; the original exception is the __cause__."""
+
+class PolicyCtx:
+    """The memory view and migration queue of one hook call of a Python policy."""
+
+    @property
+    def now_ns(self) -> int: ...
+    @property
+    def tiers(self) -> int: ...
+    @property
+    def queued(self) -> int: ...
+    def free_pages(self, tier: int) -> int: ...
+    def capacity_pages(self, tier: int) -> int: ...
+    def tier_of(self, page: int) -> int | None: ...
+    def promote(self, page: int) -> None: ...
+    def demote(self, page: int) -> None: ...
+    def migrate(self, page: int, tier: int) -> None: ...
+
 def simulate(
-    workload: str, policy: str, ratio_text: str, size: _SizeOptions, machine: _MachineOptions
+    workload: str, policy: object, ratio_text: str, size: _SizeOptions, machine: _MachineOptions
 ) -> dict[str, Any]:
     """One run as ``tierkit sim``: the summary's keys plus ``"timeline"`` (a dict of columns)."""
 

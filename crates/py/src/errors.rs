@@ -26,6 +26,13 @@ create_exception!(
     "A machine or trace file that cannot be read or parsed; the message names the file and where."
 );
 
+create_exception!(
+    _tierkit,
+    PolicyError,
+    TierkitError,
+    "A policy written in Python broke its contract or raised; the original exception is the __cause__."
+);
+
 /// `e` as the matching Python exception, with the message the CLI prints.
 pub fn to_py(e: SimError) -> PyErr {
     let message = e.to_string();
@@ -43,5 +50,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("UnknownNameError", py.get_type::<UnknownNameError>())?;
     m.add("BadOptionError", py.get_type::<BadOptionError>())?;
     m.add("InputFileError", py.get_type::<InputFileError>())?;
+    m.add("PolicyError", py.get_type::<PolicyError>())?;
     Ok(())
 }

@@ -8,6 +8,7 @@
 use pyo3::prelude::*;
 
 mod convert;
+mod custom;
 mod errors;
 mod names;
 mod options;
@@ -21,6 +22,7 @@ fn _tierkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(names::workloads, m)?)?;
     m.add_function(wrap_pyfunction!(names::policies, m)?)?;
     m.add_function(wrap_pyfunction!(names::machines, m)?)?;
+    m.add_class::<custom::PolicyCtx>()?;
     errors::register(m)?;
     Ok(())
 }

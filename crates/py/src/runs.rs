@@ -6,14 +6,29 @@ use pyo3::types::{PyDict, PyList};
 use tierkit_sim::compare::{
     compare as run_grid, default_suite, paper_suite, Grid, Row, DEFAULT_POLICIES, DEFAULT_RATIOS, PAPER_RATIOS,
 };
+use tierkit_sim::engine::{run, RunSpec, Subject};
+use tierkit_sim::workload::WorkloadSpec;
 use tierkit_sim::SimError;
 
 use crate::convert::{summary, timeline};
+use crate::custom::PyPolicy;
 use crate::errors::{to_py, BadOptionError};
 use crate::options::{ratio, MachineOptions, SizeOptions};
 
+/// A policy argument: a built-in name, or an object with the policy hooks.
+#[derive(FromPyObject)]
+pub enum PolicyArg {
+    /// A policy or reference name.
+    Name(String),
+    /// A policy written in Python (see [`crate::custom`]).
+    Custom(Py<PyAny>),
+}
+
+/// The references every row is measured against.
+const REFERENCES: [&str; 2] = ["all-local", "oracle"];
+
 /// The grid settings of `compare` (`--workload`, `--suite`, `--quick`, `--policies`,
-/// `--ratios`, `--jobs`).
+/// `--ratios`, `--jobs`); policies may also be Python policy objects.
 #[derive(FromPyObject)]
 #[pyo3(from_item_all)]
 pub struct GridOptions {
@@ -24,7 +39,7 @@ pub struct GridOptions {
     /// Shrink the paper suite 4x.
     pub quick: bool,
     /// Policies and references; empty for all-local and the default policies.
-    pub policies: Vec<String>,
+    pub policies: Vec<PolicyArg>,
     /// Fast:slow ratios as `"1:16"`; empty for the suite's ratios.
     pub ratios: Vec<String>,
     /// Parallel runs; one per core when absent.
@@ -49,14 +64,99 @@ fn execute(py: Python<'_>, grid: &Grid, threads: usize) -> PyResult<Vec<Row>> {
     py.detach(|| run_grid(grid, threads, &|_, _, _| {})).map_err(to_py)
 }
 
+/// Runs a fresh deep copy of the Python policy `object` on `workload` at `ratio` of
+/// `grid`, measured against the references `local` and `oracle` (rows of the same
+/// workload and ratio). The copy keeps each run's state its own.
+fn run_custom(
+    py: Python<'_>,
+    object: &Py<PyAny>,
+    grid: &Grid,
+    workload: &WorkloadSpec,
+    ratio: (u64, u64),
+    local: &Row,
+    oracle: &Row,
+) -> PyResult<Row> {
+    let copy = py.import("copy")?.call_method1("deepcopy", (object,))?;
+    let policy = PyPolicy::new(&copy)?;
+    let errors = policy.errors();
+    let spec = RunSpec {
+        machine: grid.machine.clone(),
+        ratio,
+        workload: workload.clone(),
+        seed: grid.seed,
+        scale: grid.scale,
+        prefault: grid.prefault,
+        cache_mode: grid.cache_mode,
+        measure_acr: grid.measure_acr,
+    };
+    let result = py.detach(|| run(&spec, Subject::Policy(Box::new(policy)), &mut |_| {})).map_err(to_py)?;
+    if let Some(e) = errors.lock().ok().and_then(|mut e| e.take()) {
+        return Err(e);
+    }
+    Ok(Row {
+        pct_of_all_local: 100.0 * result.throughput / local.result.throughput,
+        pct_of_oracle: 100.0 * result.throughput / oracle.result.throughput,
+        result,
+    })
+}
+
+/// Runs `policies` (names and Python objects) on every workload and ratio of `g`, in
+/// grid order: the named ones (and the references) in parallel on `threads` threads,
+/// then each Python policy in turn.
+fn run_all(py: Python<'_>, mut g: Grid, policies: &[PolicyArg], threads: usize) -> PyResult<Vec<Row>> {
+    let mut names: Vec<String> = policies
+        .iter()
+        .filter_map(|p| match p {
+            PolicyArg::Name(n) => Some(n.clone()),
+            PolicyArg::Custom(_) => None,
+        })
+        .collect();
+    let has_custom = names.len() < policies.len();
+    if has_custom {
+        for r in REFERENCES {
+            if !names.iter().any(|n| n == r) {
+                names.push(r.to_string());
+            }
+        }
+    }
+    g.policies = names;
+    let rows = execute(py, &g, threads)?;
+    if !has_custom {
+        return Ok(rows);
+    }
+    let per_cell = g.policies.len();
+    let column = |name: &str| g.policies.iter().position(|n| n == name).expect("listed above");
+    let mut out = Vec::with_capacity(g.workloads.len() * g.ratios.len() * policies.len());
+    for (w, workload) in g.workloads.iter().enumerate() {
+        for (r, &ratio) in g.ratios.iter().enumerate() {
+            let cell = &rows[(w * g.ratios.len() + r) * per_cell..][..per_cell];
+            for p in policies {
+                out.push(match p {
+                    PolicyArg::Name(n) => cell[column(n)].clone(),
+                    PolicyArg::Custom(object) => run_custom(
+                        py,
+                        object,
+                        &g,
+                        workload,
+                        ratio,
+                        &cell[column(REFERENCES[0])],
+                        &cell[column(REFERENCES[1])],
+                    )?,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// One policy on one workload at one ratio, as `tierkit sim`: the run's summary (with
 /// its fractions of all-local and the oracle) under its keys and its timeline's columns
-/// under `"timeline"`.
+/// under `"timeline"`. `policy` is a name or a Python policy object.
 #[pyfunction]
 pub fn simulate<'py>(
     py: Python<'py>,
     workload: &str,
-    policy: &str,
+    policy: PolicyArg,
     ratio_text: &str,
     size: SizeOptions,
     machine: MachineOptions,
@@ -64,8 +164,7 @@ pub fn simulate<'py>(
     let spec = size.workload(workload, machine.seed)?;
     let mut g = grid(&machine, vec![spec])?;
     g.ratios = vec![ratio(ratio_text)?];
-    g.policies = vec![policy.to_string()];
-    let rows = execute(py, &g, 2)?;
+    let rows = run_all(py, g, &[policy], 2)?;
     let row = rows.first().expect("a one-cell grid has one row");
     let d = summary(py, row)?;
     d.set_item("timeline", timeline(py, &row.result.timeline)?)?;
@@ -98,8 +197,11 @@ pub fn compare<'py>(
         o.workloads.iter().map(|n| size.workload(n, seed)).collect::<PyResult<Vec<_>>>()?
     };
     let mut g = grid(&machine, workloads)?;
-    g.policies = if o.policies.is_empty() {
-        std::iter::once("all-local").chain(DEFAULT_POLICIES.iter().copied()).map(String::from).collect()
+    let policies = if o.policies.is_empty() {
+        std::iter::once("all-local")
+            .chain(DEFAULT_POLICIES.iter().copied())
+            .map(|n| PolicyArg::Name(n.into()))
+            .collect()
     } else {
         o.policies
     };
@@ -109,7 +211,7 @@ pub fn compare<'py>(
         (true, false) => DEFAULT_RATIOS.to_vec(),
     };
     let threads = o.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let rows = execute(py, &g, threads)?;
+    let rows = run_all(py, g, &policies, threads)?;
     let list = PyList::empty(py);
     for row in &rows {
         list.append(summary(py, row)?)?;
