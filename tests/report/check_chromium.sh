@@ -72,6 +72,9 @@ if check "$work/no-figures.html" "$figures" >/dev/null; then
 fi
 
 check "$work/report.html" "$figures"
+rows=$(grep -c '"workload":' "$work/results.json")
+shown=$(grep -o '<tr class="result">' "$work/report.html.dom" | wc -l)
+[ "$shown" -eq "$rows" ] || { echo "the page shows $shown result rows, the JSON has $rows" >&2; exit 1; }
 
 pngs=0
 for f in "$work"/png/*.png; do

@@ -125,14 +125,7 @@ fn section<'a>(
 ) -> html::Section<'a> {
     let idx: Vec<usize> = (0..all.len()).filter(|&i| all[i].workload == workload).collect();
     let rows: Vec<&ResultRow> = idx.iter().map(|&i| &all[i]).collect();
-    // Ratios from the most to the least constrained fast tier, as the papers' tables.
-    let mut ratios: Vec<(u64, u64)> = Vec::new();
-    for r in &rows {
-        if !ratios.contains(&r.ratio) {
-            ratios.push(r.ratio);
-        }
-    }
-    ratios.sort_by(|a, b| (b.1 * a.0).cmp(&(a.1 * b.0)));
+    let ratios = ratios(&rows);
     let policies = distinct(rows.iter().map(|r| r.policy.as_str()));
     let series = policies
         .iter()
@@ -178,6 +171,19 @@ fn section<'a>(
         }
     }
     html::Section { workload, rows, figures, notes }
+}
+
+/// The rows' distinct ratios from the most to the least constrained fast tier, as the
+/// papers' tables order them.
+fn ratios(rows: &[&ResultRow]) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for r in rows {
+        if !out.contains(&r.ratio) {
+            out.push(r.ratio);
+        }
+    }
+    out.sort_by(|a, b| (b.1 * a.0).cmp(&(a.1 * b.0)));
+    out
 }
 
 fn distinct<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {

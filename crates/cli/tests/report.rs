@@ -93,7 +93,7 @@ fn report_without_timelines_the_page_says_so_and_draws_only_the_ratio_figures() 
             "fast_hit_ratio":0.5,"promotions":1,"demotions":2,"migrated_bytes":12288}}"#
         )
     };
-    let rows = [row("all-local", "[1,16]", 100.0), row("lru", "[1,16]", 61.25), row("lru", "[1,4]", 88.75)];
+    let rows = [row("all-local", "[1,16]", 100.0), row("lru", "[1,4]", 88.6), row("lru", "[1,16]", 61.4)];
     std::fs::write(&json, format!("[{}]", rows.join(","))).unwrap();
     let page = dir.join("out.html");
     let (ok, _, err) = tierkit(&["report", s(&json), "-o", s(&page)], &[]);
@@ -102,7 +102,11 @@ fn report_without_timelines_the_page_says_so_and_draws_only_the_ratio_figures() 
     assert!(html.contains("No timelines given"), "{html}");
     assert_eq!(html.matches("<svg").count(), 1);
     assert_eq!(html.matches("<tr class=\"result\">").count(), 3);
-    assert!(html.contains("<td>61.2</td>") || html.contains("<td>61.3</td>"), "{html}");
+    assert!(html.contains("<td>61.4</td>"), "{html}");
+    // The summary: a row per policy, ratios across from the most constrained.
+    assert_eq!(html.matches("<tr class=\"policy\">").count(), 2);
+    assert!(html.contains("lru</td><td>61.4% (0.50)</td><td>88.6% (0.50)</td></tr>"), "{html}");
+    assert!(html.contains("all-local</td><td>100.0% (0.50)</td><td></td></tr>"), "{html}");
     assert!(html.contains("<h2>w&lt;1&gt;</h2>"), "names are escaped");
     // lru has two points and all-local one: one line with markers each.
     assert_eq!(html.matches("<circle").count(), 3);

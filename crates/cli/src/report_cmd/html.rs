@@ -27,6 +27,7 @@ table{border-collapse:collapse;margin:1em 0;font-size:13px}\
 th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}\
 th{background:#f0f0f0}td.name{text-align:left}\
 figure{margin:1em 0}figcaption{font-size:13px;color:#555;max-width:760px}\
+p.legend{font-size:13px;color:#555;margin-top:-0.5em}summary{cursor:pointer;color:#225}\
 p.note{background:#fff8e0;border-left:4px solid #e0b000;padding:6px 10px;max-width:760px}";
 
 /// One section of the page: a workload's table and its figures.
@@ -57,7 +58,10 @@ pub fn page(source: &str, total_rows: usize, notes: &[String], sections: &[Secti
     }
     for s in sections {
         let _ = write!(out, "<section><h2>{}</h2>", esc(s.workload));
+        summary(&mut out, &s.rows);
+        let _ = write!(out, "<details><summary>All {} results of {}</summary>", s.rows.len(), esc(s.workload));
         table(&mut out, &s.rows);
+        out.push_str("</details>");
         for f in &s.figures {
             let _ = write!(
                 out,
@@ -74,6 +78,33 @@ pub fn page(source: &str, total_rows: usize, notes: &[String], sections: &[Secti
     }
     out.push_str("</body></html>\n");
     out
+}
+
+/// Policies down, ratios (most constrained first) across: `% local (hit ratio)`, laid
+/// out like FreqTier's Tables II–V.
+fn summary(out: &mut String, rows: &[&ResultRow]) {
+    let ratios = super::ratios(rows);
+    let policies = super::distinct(rows.iter().map(|r| r.policy.as_str()));
+    out.push_str("<table class=\"summary\"><thead><tr><th>policy</th>");
+    for (f, s) in &ratios {
+        let _ = write!(out, "<th>{f}:{s}</th>");
+    }
+    out.push_str("</tr></thead><tbody>");
+    for p in policies {
+        let _ = write!(out, "<tr class=\"policy\"><td class=\"name\">{}</td>", esc(p));
+        for q in &ratios {
+            match rows.iter().find(|r| r.policy == p && r.ratio == *q) {
+                Some(r) => {
+                    let _ = write!(out, "<td>{:.1}% ({:.2})</td>", r.pct_of_all_local, r.fast_hit_ratio);
+                }
+                None => out.push_str("<td></td>"),
+            }
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str(
+        "</tbody></table><p class=\"legend\">Throughput as % of all-local, fast-tier hit ratio in parentheses.</p>",
+    );
 }
 
 fn table(out: &mut String, rows: &[&ResultRow]) {

@@ -204,11 +204,12 @@ impl LineChart {
     }
 }
 
-/// Colour of `v` in 0..=1 on a dark-blue (0) to yellow (1) scale.
+/// Colour of `v` in 0..=1 on a purple (0), teal (0.5), yellow (1) scale.
 fn heat_colour(v: f64) -> String {
-    let v = v.clamp(0.0, 1.0);
-    let (a, b) = ([49.0, 54.0, 149.0], [254.0, 224.0, 84.0]);
-    let c: Vec<u8> = (0..3).map(|i| (a[i] + (b[i] - a[i]) * v).round() as u8).collect();
+    const STOPS: [[f64; 3]; 3] = [[68.0, 1.0, 84.0], [33.0, 145.0, 140.0], [253.0, 231.0, 37.0]];
+    let v = v.clamp(0.0, 1.0) * 2.0;
+    let (a, b, t) = if v <= 1.0 { (STOPS[0], STOPS[1], v) } else { (STOPS[1], STOPS[2], v - 1.0) };
+    let c: Vec<u8> = (0..3).map(|i| (a[i] + (b[i] - a[i]) * t).round() as u8).collect();
     format!("#{:02x}{:02x}{:02x}", c[0], c[1], c[2])
 }
 
@@ -331,7 +332,9 @@ mod tests {
         let svg = map.render();
         assert_eq!(svg.matches(r#"class="cell""#).count(), 3);
         assert!(svg.contains(&format!(r#"fill="{}""#, heat_colour(0.0))));
-        assert_eq!(heat_colour(0.0), "#313695");
-        assert_eq!(heat_colour(1.0), "#fee054");
+        assert_eq!(heat_colour(0.0), "#440154");
+        assert_eq!(heat_colour(0.5), "#21918c");
+        assert_eq!(heat_colour(1.0), "#fde725");
+        assert_eq!(heat_colour(1.7), heat_colour(1.0), "values clamp to the scale");
     }
 }
