@@ -10,6 +10,7 @@ __all__ = [
     "TierkitError",
     "UnknownNameError",
     "compare",
+    "heatmap",
     "machines",
     "policies",
     "simulate",
@@ -79,6 +80,9 @@ def simulate(
 
 def compare(grid_options: _GridOptions, size: _SizeOptions, machine: _MachineOptions) -> list[dict[str, Any]]:
     """A grid as ``tierkit compare``: one summary dict per (workload, ratio, policy)."""
+
+def heatmap(workload: str, size: _SizeOptions, seed: int, page_bins: int, time_bins: int) -> list[list[int]]:
+    """Accesses of the workload's stream per (time bin, page bin)."""
 
 def workloads() -> list[str]:
     """Every workload name."""

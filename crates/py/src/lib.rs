@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 mod convert;
 mod custom;
 mod errors;
+mod heat;
 mod names;
 mod options;
 mod runs;
@@ -19,6 +20,7 @@ mod runs;
 fn _tierkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(runs::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(runs::compare, m)?)?;
+    m.add_function(wrap_pyfunction!(heat::heatmap, m)?)?;
     m.add_function(wrap_pyfunction!(names::workloads, m)?)?;
     m.add_function(wrap_pyfunction!(names::policies, m)?)?;
     m.add_function(wrap_pyfunction!(names::machines, m)?)?;
