@@ -37,7 +37,9 @@ pub struct ReportArgs {
     /// Write each figure as DIR/NAME.svg and DIR/NAME.png (needs Debian's `chromium`).
     #[arg(long, value_name = "DIR")]
     pub png: Option<PathBuf>,
-    /// The `--timeline DIR` of the same comparison, for the over-time figures.
+    /// The `--timeline DIR` of the same comparison, for the hit-ratio and migration
+    /// figures over time and the heat map (each policy's fast-tier hit ratio per interval:
+    /// compare's output has no per-page access counts).
     #[arg(long, value_name = "DIR")]
     pub timeline: Option<PathBuf>,
 }
