@@ -81,6 +81,7 @@ fn report_has_a_row_per_result_and_every_figure_with_timelines() {
     assert_eq!(html.matches("class=\"cell\"").count(), 4 * 3 * intervals);
     assert!(!html.contains("No timelines given"));
     assert_self_contained(&html);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -113,6 +114,7 @@ fn report_without_timelines_the_page_says_so_and_draws_only_the_ratio_figures() 
     // The most constrained ratio comes first on the x axis.
     assert!(html.find(">1:16</text>").unwrap() < html.find(">1:4</text>").unwrap());
     assert_self_contained(&html);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -142,6 +144,7 @@ fn report_bad_input_gives_one_error_naming_the_file() {
     }
     let (ok, _, err) = tierkit(&["report", s(&dir.join("missing.json")), "-o", "x.html"], &[]);
     assert!(!ok && err.contains("missing.json: cannot read"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -162,6 +165,7 @@ fn report_timeline_directory_must_match_the_results() {
         .unwrap();
     let (ok, _, err) = tierkit(&["report", s(&json), "-o", s(&dir.join("r.html")), "--timeline", s(&partial)], &[]);
     assert!(!ok && err.contains("zipf_1-16_tpp.csv") && err.contains("line 3"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -184,4 +188,5 @@ fn report_png_needs_chromium_and_writes_a_png_per_figure_when_it_is_there() {
         let svg = std::fs::read_to_string(out.join(format!("{name}.svg"))).unwrap();
         assert!(svg.contains("xmlns=\"http://www.w3.org/2000/svg\""));
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }
