@@ -271,7 +271,7 @@ def compare(
     def subjects(value: str | Policy | Iterable[str | Policy | object] | None) -> list[object]:
         if value is None:
             return []
-        if isinstance(value, (str, Policy)):
+        if isinstance(value, (str, Policy)) or not isinstance(value, Iterable):
             return [_check_policy(value)]
         return [_check_policy(p) for p in value]
 

@@ -1,6 +1,6 @@
 """Type stubs of the native module ``tierkit._tierkit`` (crates/py)."""
 
-from typing import Any, TypedDict
+from typing import Any, TypedDict, final
 
 __all__ = [
     "BadOptionError",
@@ -57,6 +57,7 @@ class InputFileError(TierkitError):
 class PolicyError(TierkitError):
     """A policy written in Python broke its contract or raised; the original exception is the __cause__."""
 
+@final
 class PolicyCtx:
     """The memory view and migration queue of one hook call of a Python policy."""
 

@@ -56,9 +56,14 @@ def _label(value: Any) -> Any:
     return getattr(value, "name", None) or type(value).__name__
 
 
+def _summary(kw: dict[str, Any]) -> dict[str, Any]:
+    """The summary of one run."""
+    return simulate(**kw).summary
+
+
 def _run_local(runs: list[dict[str, Any]], jobs: int) -> list[dict[str, Any]]:
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return [r.summary for r in pool.map(lambda kw: simulate(**kw), runs)]
+        return list(pool.map(_summary, runs))
 
 
 def _run_ray(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -70,11 +75,7 @@ def _run_ray(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         ) from None
     if not ray.is_initialized():
         ray.init()
-
-    @ray.remote
-    def one(kw: dict[str, Any]) -> dict[str, Any]:
-        return simulate(**kw).summary
-
+    one = ray.remote(_summary)
     return list(ray.get([one.remote(kw) for kw in runs]))
 
 

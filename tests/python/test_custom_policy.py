@@ -130,6 +130,8 @@ def test_missing_hook_is_named():
 
     with pytest.raises(tierkit.PolicyError, match=r"NoTick: has no method on_tick\(telemetry, ctx\)"):
         tierkit.compare("zipf", policies=[NoTick()], ratios="1:16", **RUN)
+    with pytest.raises(tierkit.PolicyError, match=r"NoTick: has no method on_tick"):
+        tierkit.compare("zipf", policies=NoTick(), ratios="1:16", **RUN)
 
 
 @pytest.mark.parametrize(
