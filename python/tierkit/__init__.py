@@ -15,7 +15,7 @@ workloads). Machine parameters (the CLI's ``--set KEY=VALUE``) go in
 :class:`TierkitError` carrying the simulator's message.
 
 A policy may also be written in Python: pass an instance of a :class:`Policy` subclass
-(see :mod:`tierkit.custom`) where a policy name goes. :func:`tierkit.sweep.sweep` runs a
+(see :mod:`tierkit.custom`) where a policy name goes. :func:`tierkit.sweep` runs a
 grid of parameters; :mod:`tierkit.plot` draws results.
 """
 

@@ -12,6 +12,10 @@ and each value the list of values to try. The result has one row per combination
 the order of :func:`itertools.product` over the grid's keys: the swept values first
 (named ``param_<key>`` when the key collides with a summary column, e.g.
 ``param_policy`` for a Python policy object), then the run's summary.
+
+The Ray backend needs ``pip install ray`` (not in the Makefile's venv: it is large);
+tests/python/test_sweep.py checks it against the local backend on ``ray.init(num_cpus=2)``
+when ray is installed and is skipped otherwise.
 """
 
 from __future__ import annotations
