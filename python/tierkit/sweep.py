@@ -72,7 +72,7 @@ def _run_local(runs: list[dict[str, Any]], jobs: int) -> list[dict[str, Any]]:
 
 def _run_ray(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     try:
-        import ray  # type: ignore[import-not-found]
+        import ray  # type: ignore[import-not-found, unused-ignore]
     except ImportError:
         raise TierkitError(
             "sweep backend 'ray': ray is not installed (pip install ray), or use backend='local'"
