@@ -6,7 +6,7 @@ PYENV := target/pyenv
 # libCacheSim's Python bindings: the reference the cache-mode check compares against.
 LIBCACHESIM := libcachesim==0.3.5
 # Building and testing the Python package (python/, crates/py).
-PYPACKAGE_DEPS := maturin==1.16.0 pytest==9.2.0 pandas==3.1.1 matplotlib==3.11.2
+PYPACKAGE_DEPS := maturin==1.16.0 pytest==9.2.0 pandas==3.1.1 matplotlib==3.11.2 ray==2.60.0
 
 .PHONY: test build bench deps fmt libcachesim-check py-test report-check results vm-test
 
