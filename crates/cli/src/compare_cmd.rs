@@ -20,6 +20,11 @@ pub struct CompareArgs {
     /// Workloads, comma-separated (default: the built-in suite). See `tierkit list`.
     #[arg(long, value_delimiter = ',', conflicts_with = "suite")]
     pub workload: Vec<String>,
+    /// Replay a trace file (any format `tierkit trace info` reads, e.g. one `tierkit record`
+    /// or `tierkit trace convert` wrote) instead of built-in workloads: the same as
+    /// `--workload trace --opt path=FILE`.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["workload", "suite"])]
+    pub trace: Option<String>,
     /// A built-in suite: `default`, or `paper` (the papers' grid at 1:32, 1:16, 1:8, 1:4).
     #[arg(long, value_parser = ["default", "paper"])]
     pub suite: Option<String>,
@@ -96,7 +101,9 @@ pub fn sim(a: SimArgs) -> Result<()> {
 pub fn run(a: CompareArgs) -> Result<()> {
     let seed = a.machine.seed;
     let paper = a.suite.as_deref() == Some("paper");
-    let workloads = if a.workload.is_empty() {
+    let workloads = if let Some(path) = &a.trace {
+        vec![a.size.apply(WorkloadSpec::new("trace", 65_536, 3_000_000, seed).with("path", path))?]
+    } else if a.workload.is_empty() {
         let suite = if paper { paper_suite(seed, a.quick) } else { default_suite(seed) };
         suite.into_iter().map(|w| a.size.apply(w)).collect::<Result<Vec<_>>>()?
     } else {

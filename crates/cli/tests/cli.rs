@@ -135,3 +135,39 @@ fn bad_inputs_name_what_is_wrong() {
     assert!(!ok && err.contains(file.to_str().unwrap()) && err.contains("threads"), "{err}");
     std::fs::remove_file(file).unwrap();
 }
+
+/// A trace written by `trace write`, converted to the native format, described by `trace
+/// info` and replayed by `compare --trace`: the same rows as the workload it came from
+/// replayed through `--workload trace --opt path=`.
+#[test]
+fn a_trace_is_written_converted_described_and_compared() {
+    let dir = std::env::temp_dir().join(format!("tierkit-cli-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let og = dir.join("z.oracleGeneral");
+    let native = dir.join("z.tkt");
+    let (og, native) = (og.to_str().unwrap(), native.to_str().unwrap());
+    let (ok, _, err) =
+        tierkit(&["trace", "write", "--workload", "zipf", "--pages", "4096", "--accesses", "200000", "-o", og]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = tierkit(&["trace", "convert", og, native, "--to", "native"]);
+    assert!(ok, "{err}");
+    let (ok, out, err) = tierkit(&["trace", "info", native, "--json"]);
+    assert!(ok, "{err}");
+    let info: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(info["accesses"], 200_000, "{out}");
+    let run = |args: &[&str]| {
+        let mut all = vec!["compare", "--policies", "none,lru", "--ratios", "1:8", "--json"];
+        all.extend_from_slice(args);
+        let (ok, out, err) = tierkit(&all);
+        assert!(ok, "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()
+    };
+    let by_flag = run(&["--trace", native]);
+    let path = format!("path={native}");
+    let by_workload = run(&["--workload", "trace", "--opt", &path]);
+    assert_eq!(by_flag.as_array().unwrap().len(), 2);
+    assert_eq!(by_flag, by_workload);
+    let (ok, _, err) = tierkit(&["compare", "--trace", native, "--workload", "zipf"]);
+    assert!(!ok && err.contains("cannot be used with"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
