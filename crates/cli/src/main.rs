@@ -7,6 +7,7 @@ mod list_cmd;
 mod live_cmd;
 mod machine_args;
 mod profile_cmd;
+mod record_cmd;
 mod report_cmd;
 mod sketches_cmd;
 mod topology_cmd;
@@ -43,6 +44,8 @@ enum Command {
     Report(report_cmd::ReportArgs),
     /// Show NUMA nodes, memory tiers and which nodes tierkit treats as fast or slow.
     Topology(topology_cmd::TopologyArgs),
+    /// Record a program's page-access trace (Valgrind with a simulated LLC, or perf mem).
+    Record(record_cmd::RecordArgs),
     /// Work with trace files.
     #[command(subcommand)]
     Trace(trace_cmd::TraceCommand),
@@ -66,6 +69,7 @@ fn main() -> anyhow::Result<()> {
         Command::Sim(a) => compare_cmd::sim(a),
         Command::Bench(a) => bench_cmd::run_bench(a),
         Command::Trace(c) => trace_cmd::run(c),
+        Command::Record(a) => record_cmd::run(a),
         Command::Topology(a) => topology_cmd::run(a),
         Command::Run(a) => live_cmd::run(a),
         Command::Attach(a) => live_cmd::attach(a),

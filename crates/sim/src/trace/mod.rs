@@ -33,6 +33,7 @@ pub mod csv;
 pub mod damo;
 pub mod info;
 pub mod lackey;
+pub mod llc;
 pub mod native;
 pub mod oracle_general;
 pub mod perf_script;
@@ -40,6 +41,7 @@ pub mod pinatrace;
 mod replay;
 mod text;
 
+pub use llc::{LlcFilter, LlcStats};
 pub use native::NativeWriter;
 pub use oracle_general::{write_oracle_general, NextAccess, OracleGeneralTrace, TraceInfo};
 pub use replay::PageTrace;
