@@ -8,7 +8,7 @@ LIBCACHESIM := libcachesim==0.3.5
 # Building and testing the Python package (python/, crates/py).
 PYPACKAGE_DEPS := maturin==1.16.0 pytest==9.2.0 pandas==3.1.1 matplotlib==3.11.2 ray==2.60.0
 
-.PHONY: test build bench deps fmt libcachesim-check py-test report-check results vm-test
+.PHONY: test build bench deps fmt libcachesim-check py-test record-check report-check results vm-test
 
 # Everything the tests need that a fresh machine may lack. Rust, cargo, gcc and CPython
 # come with the machine; Python packages go into a venv under target/.
@@ -27,6 +27,7 @@ test: deps
 	$(CARGO) check --workspace --benches --locked
 	$(MAKE) py-test
 	$(MAKE) libcachesim-check
+	$(MAKE) record-check
 	$(MAKE) report-check
 	$(MAKE) vm-test
 
@@ -50,6 +51,12 @@ py-test: build $(PYENV)/.ready
 
 libcachesim-check: build $(PYENV)/.ready
 	$(PYENV)/bin/python tests/libcachesim/check_cache_mode.py target/release/tierkit target/libcachesim
+
+# `tierkit record --via valgrind` on Debian's sqlite3, then trace info and compare --trace
+# (valgrind and sqlite3 installed when missing).
+record-check: build
+	command -v valgrind >/dev/null && command -v sqlite3 >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y valgrind sqlite3 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y valgrind sqlite3; }
+	bash tests/record/sqlite_demo.sh target/release/tierkit target/record-check
 
 # `tierkit report` loaded in headless Chromium (Debian's, installed when missing): every
 # figure in the DOM, no console errors, a PNG per figure with --png.

@@ -56,7 +56,7 @@ impl LlcFilter {
             return Err(SimError::bad_option("LLC filter", "llc-ways", "0", "at least 1 way"));
         }
         let set_bytes = LINE_BYTES * ways as u64;
-        if capacity == 0 || capacity % set_bytes != 0 {
+        if capacity == 0 || !capacity.is_multiple_of(set_bytes) {
             return Err(bad(format!("a positive multiple of {set_bytes} bytes (64-byte lines x {ways} ways)")));
         }
         let sets = capacity / set_bytes;
@@ -112,7 +112,7 @@ impl LlcFilter {
             let victim = ways[n - 1];
             if victim.dirty {
                 self.stats.writebacks += 1;
-                out(PageAccess { page: victim.line * LINE_BYTES >> PAGE_SHIFT, write: true });
+                out(PageAccess { page: (victim.line * LINE_BYTES) >> PAGE_SHIFT, write: true });
             }
             n - 1
         } else {
@@ -121,7 +121,7 @@ impl LlcFilter {
         };
         ways.copy_within(0..keep, 1);
         ways[0] = Way { line, dirty: write };
-        out(PageAccess { page: line * LINE_BYTES >> PAGE_SHIFT, write });
+        out(PageAccess { page: (line * LINE_BYTES) >> PAGE_SHIFT, write });
     }
 }
 
