@@ -41,11 +41,12 @@ node_mib() { awk '/MemTotal/ {print int($4 / 1024)}' /sys/devices/system/node/no
 
 # Node 0's 2 MiB huge pages: reserving them takes node 0's free memory away from everything else.
 HP=/sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages
-# node0_free: node 0's free memory in MiB: MemFree plus the free pages held in its per-CPU lists
-# (zoneinfo "count:"; up to 27 MiB a CPU here, which MemFree leaves out but allocations use).
+# node0_free: node 0's free memory in MiB as the page allocator's free lists hold it (MemFree). The
+# free pages on the per-CPU lists (zoneinfo "count:", up to 27 MiB a CPU here) are left out: huge
+# pages cannot be reserved from them, and counting them once reserved so much that the kernel's own
+# allocations on node 0 ran out (OOM panic). The room tierkit sees is this plus those lists.
 node0_free() {
-    pcp=$(awk '$1 == "Node" { n = $2 } n == "0," && $1 == "count:" { s += $2 } END { print int(s * 4 / 1024) }' /proc/zoneinfo)
-    awk -v pcp=$pcp '/MemFree/ { print int($4 / 1024) + pcp }' /sys/devices/system/node/node0/meminfo
+    awk '/MemFree/ { print int($4 / 1024) }' /sys/devices/system/node/node0/meminfo
 }
 # node0_share MIB: reserves node 0's free memory in 2 MiB huge pages until about MIB MiB stay free
 # above its high watermarks, the same twice 1 s apart (memory of the previous scenario's processes
