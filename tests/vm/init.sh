@@ -60,7 +60,7 @@ tier_setup
 
 # --- Scenario isolation: what a scenario may leave behind is undone (and reported) before the
 # next one starts. Scenarios assert their own cleanup; this only keeps later ones independent.
-KNOBS="/proc/sys/kernel/numa_balancing /sys/kernel/mm/numa/demotion_enabled"
+KNOBS="/proc/sys/kernel/numa_balancing /sys/kernel/mm/numa/demotion_enabled /proc/sys/vm/percpu_pagelist_high_fraction"
 snapshot_knobs() {
     SNAP=""
     for k in $KNOBS; do SNAP="$SNAP $k=$(cat $k 2>/dev/null)"; done
