@@ -67,16 +67,11 @@ impl LackeyReader {
 
 impl PageReader for LackeyReader {
     fn next_access(&mut self) -> Result<Option<PageAccess>, SimError> {
-        loop {
-            let Some(line) = self.lines.next_line()? else { return Ok(None) };
-            if line.trim().is_empty() || is_noise(line) {
-                continue;
-            }
-            match parse(line) {
-                Ok(Line::Data(a)) => return Ok(Some(a)),
-                Ok(Line::Instruction) => {}
-                Err(why) => return Err(self.lines.error(why)),
-            }
-        }
+        self.lines.next_record(is_noise, |line| {
+            parse(line).map(|l| match l {
+                Line::Data(a) => Some(a),
+                Line::Instruction => None,
+            })
+        })
     }
 }

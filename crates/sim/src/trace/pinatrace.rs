@@ -53,15 +53,6 @@ impl PinatraceReader {
 
 impl PageReader for PinatraceReader {
     fn next_access(&mut self) -> Result<Option<PageAccess>, SimError> {
-        loop {
-            let Some(line) = self.lines.next_line()? else { return Ok(None) };
-            if line.trim().is_empty() || is_noise(line) {
-                continue;
-            }
-            return match parse(line) {
-                Ok(a) => Ok(Some(a)),
-                Err(why) => Err(self.lines.error(why)),
-            };
-        }
+        self.lines.next_record(is_noise, |line| parse(line).map(Some))
     }
 }

@@ -46,6 +46,26 @@ impl Lines {
         }
     }
 
+    /// The next record: lines that are blank or `noise` are skipped, the others given to
+    /// `parse`, which may skip one too (`Ok(None)`); a parse error is located at its line.
+    pub fn next_record<T>(
+        &mut self,
+        noise: fn(&str) -> bool,
+        parse: impl Fn(&str) -> Result<Option<T>, String>,
+    ) -> Result<Option<T>, SimError> {
+        loop {
+            let Some(line) = self.next_line()? else { return Ok(None) };
+            if line.trim().is_empty() || noise(line) {
+                continue;
+            }
+            match parse(line) {
+                Ok(Some(record)) => return Ok(Some(record)),
+                Ok(None) => {}
+                Err(why) => return Err(self.error(why)),
+            }
+        }
+    }
+
     /// An error about the line last returned.
     pub fn error(&self, message: impl Into<String>) -> SimError {
         SimError::File { file: self.file.clone(), at: format!("line {}", self.line), message: message.into() }
