@@ -14,7 +14,8 @@
 //! pages. A region spanning pages `p0 .. p0 + n` with `nr_accesses = k` becomes `k`
 //! accesses (loads) to pages spread evenly over it: sample `i` (0-based) touches
 //! `p0 + (2i + 1) n / (2k)`, the centre of the `i`-th of `k` equal slices. Regions with
-//! no accesses yield nothing.
+//! no accesses yield nothing. [`region_pages`] is this rule for one region (for other
+//! DAMON sources); `nr_accesses` above `u32::MAX` (DAMON counts in 32 bits) is an error.
 //!
 //! # Memory
 //!
@@ -203,8 +204,46 @@ fn get<'v>(fields: &'v [(String, Value)], key: &str) -> Option<&'v Value> {
 struct Region {
     first: u64,
     pages: u64,
-    samples: u64,
+    samples: u32,
 }
+
+/// The page samples of one DAMON region: `nr_accesses` page numbers spread evenly over
+/// the `pages` pages from `first` (the rule in the module documentation: sample `i`
+/// touches `first + (2i + 1) pages / (2 nr_accesses)`). Empty when either count is 0.
+pub fn region_pages(first: u64, pages: u64, nr_accesses: u32) -> RegionPages {
+    let samples = if pages == 0 { 0 } else { nr_accesses };
+    RegionPages { first, pages, samples, next: 0 }
+}
+
+/// The iterator [`region_pages`] returns.
+#[derive(Clone, Debug)]
+pub struct RegionPages {
+    first: u64,
+    pages: u64,
+    samples: u32,
+    next: u32,
+}
+
+impl Iterator for RegionPages {
+    type Item = u64;
+
+    fn next(&mut self) -> Option<u64> {
+        if self.next == self.samples {
+            return None;
+        }
+        let i = self.next as u128;
+        let offset = ((2 * i + 1) * self.pages as u128 / (2 * self.samples as u128)) as u64;
+        self.next += 1;
+        Some(self.first + offset)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = (self.samples - self.next) as usize;
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for RegionPages {}
 
 fn region(v: &Value) -> Parsed<Region> {
     let Kind::Object(fields) = &v.kind else { return Err((v.at, "a region must be a JSON object".into())) };
@@ -216,13 +255,18 @@ fn region(v: &Value) -> Parsed<Region> {
     if end <= start {
         return Err((v.at, format!("region end {end} is not after its start {start}")));
     }
-    let samples = match get(fields, "nr_accesses") {
-        Some(Value { kind: Kind::Object(inner), at }) => get(inner, "samples")
-            .and_then(integer)
-            .ok_or_else(|| (*at, "region `nr_accesses`: expected an object with an integer `samples`".to_string()))?,
-        Some(_) => num("nr_accesses")?,
+    let (samples, at) = match get(fields, "nr_accesses") {
+        Some(Value { kind: Kind::Object(inner), at }) => (
+            get(inner, "samples").and_then(integer).ok_or_else(|| {
+                (*at, "region `nr_accesses`: expected an object with an integer `samples`".to_string())
+            })?,
+            *at,
+        ),
+        Some(f) => (num("nr_accesses")?, f.at),
         None => return Err((v.at, "region without `nr_accesses`".into())),
     };
+    let samples = u32::try_from(samples)
+        .map_err(|_| (at, format!("region `nr_accesses` {samples} is above DAMON's limit {}", u32::MAX)))?;
     let first = start >> PAGE_SHIFT;
     Ok(Region { first, pages: ((end - 1) >> PAGE_SHIFT) - first + 1, samples })
 }
@@ -250,9 +294,8 @@ fn collect(v: &Value, out: &mut Vec<Region>, snapshots: &mut u64) -> Parsed<()> 
 
 /// A reader of damo JSON records (see the module documentation).
 pub struct DamoReader {
-    regions: Vec<Region>,
-    region: usize,
-    sample: u64,
+    regions: std::vec::IntoIter<Region>,
+    samples: RegionPages,
 }
 
 impl DamoReader {
@@ -277,24 +320,44 @@ impl DamoReader {
             return Err(at((0, "no DAMON snapshot: expected objects with a `regions` array".into())));
         }
         regions.retain(|r| r.samples > 0);
-        Ok(Self { regions, region: 0, sample: 0 })
+        Ok(Self { regions: regions.into_iter(), samples: region_pages(0, 0, 0) })
     }
 }
 
 impl PageReader for DamoReader {
     fn next_access(&mut self) -> Result<Option<PageAccess>, SimError> {
-        let Some(r) = self.regions.get(self.region).copied() else { return Ok(None) };
-        let i = self.sample as u128;
-        let offset = ((2 * i + 1) * r.pages as u128 / (2 * r.samples as u128)) as u64;
-        self.sample += 1;
-        if self.sample == r.samples {
-            self.region += 1;
-            self.sample = 0;
+        loop {
+            if let Some(page) = self.samples.next() {
+                return Ok(Some(PageAccess::read(page)));
+            }
+            let Some(r) = self.regions.next() else { return Ok(None) };
+            self.samples = region_pages(r.first, r.pages, r.samples);
         }
-        Ok(Some(PageAccess::read(r.first + offset)))
     }
 
     fn records_stores(&self) -> bool {
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn region_pages_are_slice_centres() {
+        // 10 pages, 4 samples: slices of 2.5 pages, centres at 1.25, 3.75, 6.25, 8.75.
+        assert_eq!(region_pages(100, 10, 4).collect::<Vec<_>>(), [101, 103, 106, 108]);
+        // One sample: the middle page.
+        assert_eq!(region_pages(7, 5, 1).collect::<Vec<_>>(), [9]);
+        // More samples than pages: every page gets its share, in order.
+        assert_eq!(region_pages(0, 2, 4).collect::<Vec<_>>(), [0, 0, 1, 1]);
+        assert_eq!(region_pages(0, 3, 0).count(), 0);
+        assert_eq!(region_pages(0, 0, 3).count(), 0);
+        // Products past 64 bits do not overflow.
+        assert_eq!(region_pages(0, u64::MAX, 1).collect::<Vec<_>>(), [u64::MAX / 2]);
+        let near_end = region_pages(u64::MAX - 1000, 1000, 3);
+        assert_eq!(near_end.len(), 3);
+        assert_eq!(near_end.last(), Some(u64::MAX - 1000 + 833));
     }
 }

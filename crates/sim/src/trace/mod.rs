@@ -41,6 +41,7 @@ pub mod pinatrace;
 mod replay;
 mod text;
 
+pub use damo::{region_pages, RegionPages};
 pub use llc::{LlcFilter, LlcStats};
 pub use native::NativeWriter;
 pub use oracle_general::{write_oracle_general, NextAccess, OracleGeneralTrace, TraceInfo};
