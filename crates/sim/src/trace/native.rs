@@ -14,8 +14,11 @@
 //! | 16 | `u64` | accesses |
 //! | 24 | `u64` | distinct pages |
 //!
-//! then the payload: one or more zstd frames (RFC 8878) back to back, each holding up to
-//! [`BLOCK_ACCESSES`] records. A record is the difference between its page number and
+//! The counts are consistent: distinct pages are at most accesses, and 0 only with 0
+//! accesses.
+//!
+//! Then the payload: one or more zstd frames (RFC 8878) back to back, each holding up to
+//! [`BLOCK_ACCESSES`] records and, as written, a content checksum. A record is the difference between its page number and
 //! the previous record's (the first: from 0), as a wrapping `i64` zigzag-encoded into an
 //! unsigned LEB128 varint (at most 10 bytes), followed, when flag bit 0 is set, by one
 //! byte: 0 for a load, 1 for a store. Sequential and looping page streams thus cost
@@ -24,11 +27,19 @@
 //! # Reading
 //!
 //! [`NativeReader`] decodes frame by frame through a fixed buffer, so memory does not
-//! grow with the trace. Errors name the byte offset in the file: a wrong magic, an
-//! unknown version or flags, a page size other than 4096, a corrupt or truncated zstd
-//! frame (the offset where that frame starts), a bad record (the offset of its frame
-//! and its offset in the frame's decompressed bytes), or a payload holding a number of
-//! accesses other than the header says.
+//! grow with the trace, except for the distinct-page check below. Errors name the byte
+//! offset in the file: a wrong magic, an unknown version or flags, a page size other
+//! than 4096, header counts that contradict each other (offset 24), a corrupt or
+//! truncated zstd frame or one whose content checksum does not match (the offset where
+//! that frame starts), a bad record (the offset of its frame and its offset in the
+//! frame's decompressed bytes), or a payload holding other counts than the header says.
+//!
+//! Both header counts are verified against the payload. Accesses: always (a cut
+//! payload ends early, extra records are refused where they start). Distinct pages:
+//! when the header announces at most [`PAGES_CHECK_MAX`] of them, with a set of the pages
+//! seen (about 16–32 bytes per page, so at most 128 MiB), refused as soon as the set
+//! holds more pages than announced and at the end if it holds fewer; larger traces are
+//! not checked for this count (the set would cost as much as the replay's own page map).
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -55,6 +66,10 @@ pub const FLAG_WRITES: u16 = 1;
 
 /// Page size the header must name.
 pub const PAGE_BYTES: u32 = 4096;
+
+/// Largest distinct-page count [`NativeReader`] verifies (4 Mi pages, a 16 GiB
+/// footprint).
+pub const PAGES_CHECK_MAX: u64 = 1 << 22;
 
 /// Records per zstd frame written.
 pub const BLOCK_ACCESSES: usize = 1 << 20;
@@ -107,7 +122,11 @@ impl Header {
         if page != PAGE_BYTES {
             return Err((12, format!("page size {page}, expected {PAGE_BYTES}")));
         }
-        Ok(Self { writes: flags & FLAG_WRITES != 0, accesses: u64_at(16), pages: u64_at(24) })
+        let (accesses, pages) = (u64_at(16), u64_at(24));
+        if pages > accesses || (pages == 0) != (accesses == 0) {
+            return Err((24, format!("corrupt header: {pages} distinct pages cannot hold {accesses} accesses")));
+        }
+        Ok(Self { writes: flags & FLAG_WRITES != 0, accesses, pages })
     }
 }
 
@@ -224,6 +243,10 @@ pub struct NativeReader {
     end: usize,
     prev: u64,
     read: u64,
+    /// Decompressed byte of the current frame where the record being read starts.
+    record_at: u64,
+    /// The distinct pages read, when the header's count is checked.
+    seen: Option<PageTable>,
 }
 
 impl NativeReader {
@@ -254,6 +277,8 @@ impl NativeReader {
             end: 0,
             prev: 0,
             read: 0,
+            record_at: 0,
+            seen: (header.pages <= PAGES_CHECK_MAX).then(PageTable::new),
         })
     }
 
@@ -277,7 +302,19 @@ impl NativeReader {
                 match frame.read(&mut self.buf) {
                     Ok(0) => {
                         let Some(frame) = self.frame.take() else { unreachable!() };
-                        let src = frame.into_inner();
+                        let (src, decoder) = frame.into_parts();
+                        let stored = decoder.get_checksum_from_data();
+                        if let (Some(stored), Some(computed)) = (stored, decoder.get_calculated_checksum()) {
+                            if stored != computed {
+                                return Err(self.error(
+                                    self.frame_start,
+                                    format!(
+                                        "corrupt zstd frame starting here: content checksum {stored:#010x}, \
+                                         the decompressed bytes give {computed:#010x}"
+                                    ),
+                                ));
+                            }
+                        }
                         self.frame_start = src.pos;
                         self.src = Some(src);
                         self.frame_pos = 0;
@@ -324,11 +361,7 @@ impl NativeReader {
     fn record_error(&self, what: &str) -> SimError {
         self.error(
             self.frame_start,
-            format!(
-                "record {} (byte {} of the frame starting here, decompressed): {what}",
-                self.read,
-                self.frame_pos + self.at as u64
-            ),
+            format!("record {} (byte {} of the frame starting here, decompressed): {what}", self.read, self.record_at),
         )
     }
 }
@@ -336,8 +369,8 @@ impl NativeReader {
 impl PageReader for NativeReader {
     fn next_access(&mut self) -> Result<Option<PageAccess>, SimError> {
         let Some(first) = self.byte()? else {
+            let at = self.src.as_ref().map_or(self.frame_start, |s| s.pos);
             if self.read != self.header.accesses {
-                let at = self.src.as_ref().map_or(self.frame_start, |s| s.pos);
                 return Err(self.error(
                     at,
                     format!(
@@ -346,8 +379,20 @@ impl PageReader for NativeReader {
                     ),
                 ));
             }
+            if let Some(seen) = self.seen.as_ref().filter(|s| s.len() as u64 != self.header.pages) {
+                return Err(self.error(
+                    at,
+                    format!(
+                        "corrupt: the header announces {} distinct pages, the payload's {} accesses touch {}",
+                        self.header.pages,
+                        self.read,
+                        seen.len()
+                    ),
+                ));
+            }
             return Ok(None);
         };
+        self.record_at = self.frame_pos + self.at as u64 - 1;
         if self.read == self.header.accesses {
             return Err(
                 self.record_error(&format!("more records than the {} the header announces", self.header.accesses))
@@ -378,6 +423,15 @@ impl PageReader for NativeReader {
         } else {
             false
         };
+        if let Some(seen) = &mut self.seen {
+            seen.entry(page, 0);
+            if seen.len() as u64 > self.header.pages {
+                return Err(self.record_error(&format!(
+                    "corrupt: page {page} is one more distinct page than the {} the header announces",
+                    self.header.pages
+                )));
+            }
+        }
         self.prev = page;
         self.read += 1;
         Ok(Some(PageAccess { page, write }))
@@ -403,5 +457,88 @@ mod tests {
         put_varint(&mut v, u64::MAX);
         assert_eq!(v.len(), 10);
         assert_eq!(v[9], 1);
+    }
+
+    /// Writes `pages` as a native trace at a fresh path, then returns the file's bytes.
+    fn written(name: &str, pages: &[u64]) -> (std::path::PathBuf, Vec<u8>) {
+        let path = std::env::temp_dir().join(format!("tierkit-native-{}-{name}.tkt", std::process::id()));
+        let mut w = NativeWriter::create(&path, false).unwrap();
+        for &p in pages {
+            w.push(PageAccess::read(p)).unwrap();
+        }
+        w.finish().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        (path, bytes)
+    }
+
+    /// The error reading the whole of `bytes` (written to `path`) gives.
+    fn refusal(path: &Path, bytes: &[u8]) -> String {
+        std::fs::write(path, bytes).unwrap();
+        let read = NativeReader::open(path).and_then(|mut r| {
+            let mut n = 0u64;
+            while r.next_access()?.is_some() {
+                n += 1;
+            }
+            Ok(n)
+        });
+        match read {
+            Ok(n) => panic!("read {n} accesses"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    fn with_counts(bytes: &[u8], accesses: u64, pages: u64) -> Vec<u8> {
+        let mut b = bytes.to_vec();
+        b[16..24].copy_from_slice(&accesses.to_le_bytes());
+        b[24..32].copy_from_slice(&pages.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn a_header_lying_about_either_count_is_refused() {
+        // 9 accesses to the pages 1..=4.
+        let (path, bytes) = written("lies", &[1, 2, 3, 4, 4, 3, 2, 1, 1]);
+        let name = path.display().to_string();
+        let end = bytes.len();
+        assert_eq!((u64::from_le_bytes(bytes[16..24].try_into().unwrap())), 9);
+        assert_eq!((u64::from_le_bytes(bytes[24..32].try_into().unwrap())), 4);
+        let cases: [(u64, u64, String); 6] = [
+            (10, 4, format!("offset {end}: truncated: the header announces 10 accesses, the payload ends after 9")),
+            (8, 4, "record 8 (byte 8 of the frame starting here, decompressed): more records than the 8".into()),
+            (9, 5, format!("offset {end}: corrupt: the header announces 5 distinct pages, the payload's 9 accesses touch 4")),
+            (9, 3, "record 3 (byte 3 of the frame starting here, decompressed): corrupt: page 4 is one more distinct page than the 3".into()),
+            (3, 4, "offset 24: corrupt header: 4 distinct pages cannot hold 3 accesses".into()),
+            (9, 0, "offset 24: corrupt header: 0 distinct pages cannot hold 9 accesses".into()),
+        ];
+        for (accesses, pages, want) in cases {
+            let e = refusal(&path, &with_counts(&bytes, accesses, pages));
+            assert!(e.starts_with(&format!("{name}: ")) && e.contains(&want), "{accesses}, {pages}: {e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+        }
+        // The truth reads.
+        std::fs::write(&path, &bytes).unwrap();
+        let mut r = NativeReader::open(&path).unwrap();
+        let mut pages = Vec::new();
+        while let Some(a) = r.next_access().unwrap() {
+            pages.push(a.page);
+        }
+        assert_eq!(pages, [1, 2, 3, 4, 4, 3, 2, 1, 1]);
+        std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
+    fn a_frame_whose_content_changed_fails_its_checksum() {
+        let pages: Vec<u64> = (0..5000).map(|i| i % 700).collect();
+        let (path, bytes) = written("checksum", &pages);
+        // The stored checksum is the frame's last 4 bytes: change it alone.
+        let mut b = bytes.clone();
+        let last = b.len() - 1;
+        b[last] ^= 0x40;
+        let e = refusal(&path, &b);
+        assert!(
+            e.contains(&format!("offset {HEADER_BYTES}: corrupt zstd frame starting here: content checksum")),
+            "{e}"
+        );
+        std::fs::remove_file(path).unwrap();
     }
 }
