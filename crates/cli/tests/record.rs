@@ -119,3 +119,20 @@ fn perf_without_memory_sampling_says_why() {
     let err = text(&out.stderr);
     assert!(err.contains("perf mem not available here because"), "{err}");
 }
+
+#[test]
+fn damon_flags_are_refused_with_another_via() {
+    for flags in [["--stride", "4"], ["--aggregation", "200"], ["--duration", "3"]] {
+        let out = tierkit(&["record", "--via", "valgrind", flags[0], flags[1], "--", "true"]);
+        assert!(!out.status.success());
+        let err = text(&out.stderr);
+        assert!(err.contains(&format!("{} goes with --via damon", flags[0])), "{err}");
+    }
+}
+
+#[test]
+fn damon_interval_outside_its_range_is_refused() {
+    let out = tierkit(&["record", "--via", "damon", "--aggregation", "5", "--", "true"]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("10..=10000"), "{}", text(&out.stderr));
+}

@@ -29,7 +29,6 @@
 #   fault-munmap          the target unmaps and remaps part of its buffer while being migrated
 # vmtest-timeout: 110
 . /vmtest/guest/lib.sh
-ADMIN=/sys/kernel/mm/damon/admin/kdamonds
 trap 'echo 0 > $HP' EXIT
 echo 0 > $HP
 knobs() { echo "numa_balancing=$(cat /proc/sys/kernel/numa_balancing) demotion=$(cat /sys/kernel/mm/numa/demotion_enabled)"; }
@@ -39,15 +38,6 @@ KNOBS0=$(knobs)
 summary() { sed -n '/^tierkit: summary/,$p' "$1" | tr '\n' ' '; }
 # alive PID: the process exists and is not a zombie.
 alive() { s=$(awk '{ print $3 }' /proc/$1/stat 2>/dev/null); [ -n "$s" ] && [ "$s" != Z ] && [ "$s" != X ]; }
-# kdamonds_on [PID]: the kdamonds that are on (and, given PID, monitor PID), as "N:pid,pid".
-kdamonds_on() {
-    for d in $ADMIN/[0-9]*; do
-        [ "$(cat $d/state 2>/dev/null)" = on ] || continue
-        pids=$(cat $d/contexts/*/targets/*/pid_target 2>/dev/null | tr '\n' ',')
-        [ -z "$1" ] || case ",$pids" in *",$1,"*) ;; *) continue ;; esac
-        printf '%s:%s ' "${d##*/}" "$pids"
-    done
-}
 # leftovers: what a cleanly finished tierkit must not leave behind ("" when nothing).
 leftovers() {
     out=""

@@ -70,3 +70,13 @@ node0_share() {
     done
     echo "hugepages=$(cat $HP) node0_free=${free}MiB high_wmark=${high}MiB above_high=$((free - high))MiB tries=$try"
 }
+
+# kdamonds_on [PID]: the kdamonds that are on (and, given PID, monitor PID), as "N:pid,pid".
+kdamonds_on() {
+    for d in /sys/kernel/mm/damon/admin/kdamonds/[0-9]*; do
+        [ "$(cat $d/state 2>/dev/null)" = on ] || continue
+        pids=$(cat $d/contexts/*/targets/*/pid_target 2>/dev/null | tr '\n' ',')
+        [ -z "$1" ] || case ",$pids" in *",$1,"*) ;; *) continue ;; esac
+        printf '%s:%s ' "${d##*/}" "$pids"
+    done
+}

@@ -85,6 +85,13 @@ impl SampleRng {
     fn below(&mut self, n: u64) -> u64 {
         ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
     }
+
+    /// Puts `items` in a random order (Fisher-Yates).
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            items.swap(i, self.below(i as u64 + 1) as usize);
+        }
+    }
 }
 
 /// Calls `f` on the resident units (pages, huge-page heads) of `mem` in pages
@@ -205,10 +212,7 @@ pub fn regions_to_samples(
             page += m;
         }
     }
-    let made = &mut out[before..];
-    for i in (1..made.len()).rev() {
-        made.swap(i, rng.below(i as u64 + 1) as usize);
-    }
+    rng.shuffle(&mut out[before..]);
     out.len() - before
 }
 

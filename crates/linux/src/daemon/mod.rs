@@ -20,6 +20,7 @@
 //! tiering knobs) is given back on every exit path, and a run that was killed is
 //! recovered by the next one ([`state`]).
 
+pub mod damon_record;
 pub mod damon_samples;
 pub mod dry_run;
 pub mod engine;

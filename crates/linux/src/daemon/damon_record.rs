@@ -1,0 +1,173 @@
+//! DAMON snapshots of a process, one per aggregation interval, handed to a sink: the
+//! observing half of `tierkit record --via damon` (the CLI turns the regions into page
+//! samples and writes the trace).
+//!
+//! The kdamond is claimed under tierkit's state lock (so a concurrent `tierkit run` does
+//! not take the same one, and a killed recorder's kdamond is recovered by the next
+//! tierkit), monitors the target's virtual address space with DAMON's own region
+//! adaptation (the kernel's 5 ms sampling, 10–1000 regions) and the aggregation interval
+//! asked for, and lists only regions found accessed at least once. It is given back on
+//! every exit path.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use super::report::Ended;
+use super::state::{self, StateError};
+use crate::damon::{DamonError, DamonMonitor, DamonOptions, Poll, Region};
+use crate::signals::Signals;
+use crate::target::{Target, TargetExit};
+
+/// How to record.
+#[derive(Clone, Debug)]
+pub struct DamonRecordConfig {
+    /// DAMON's aggregation interval: one snapshot each.
+    pub aggregation: Duration,
+    /// Stop after this long (`None`: when the target exits or a signal arrives).
+    pub duration: Option<Duration>,
+    /// Root of sysfs (`/`).
+    pub root: PathBuf,
+    /// Directory of tierkit's lock and state files.
+    pub state_dir: PathBuf,
+}
+
+/// How a recording ended.
+#[derive(Debug)]
+pub struct DamonRecordOutcome {
+    /// Why it ended.
+    pub ended: Ended,
+    /// Snapshots handed to the sink.
+    pub snapshots: u64,
+    /// Accessed regions in them.
+    pub regions: u64,
+}
+
+/// Why recording could not start or go on.
+#[derive(Debug, thiserror::Error)]
+pub enum DamonRecordError {
+    /// The aggregation interval is outside what DAMON takes here.
+    #[error("aggregation interval {0} ms: expected 10 to 10000 ms")]
+    Interval(u128),
+    /// DAMON failed (including "not available here because …").
+    #[error(transparent)]
+    Damon(#[from] DamonError),
+    /// The state directory could not be used.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// The sink refused a snapshot (e.g. the trace file could not be written).
+    #[error("{0}")]
+    Sink(String),
+}
+
+/// DAMON's sampling interval for an aggregation interval: the kernel's 5 ms, or a
+/// twentieth of a shorter aggregation (at least 100 µs).
+fn sample_us(aggr_us: u64) -> u64 {
+    (aggr_us / 20).clamp(100, 5_000)
+}
+
+/// What receives each snapshot: its index and the accessed regions; an error ends the
+/// recording.
+pub type Sink<'a> = dyn FnMut(u64, &[Region]) -> Result<(), String> + 'a;
+
+/// Refuses what [`record`] cannot do, before anything is claimed: an aggregation
+/// interval outside 10 ms – 10 s, or no usable DAMON sysfs interface under `cfg.root`.
+pub fn check(cfg: &DamonRecordConfig) -> Result<(), DamonRecordError> {
+    if !(10_000..=10_000_000).contains(&cfg.aggregation.as_micros()) {
+        return Err(DamonRecordError::Interval(cfg.aggregation.as_millis()));
+    }
+    Ok(DamonMonitor::check_available(&cfg.root)?)
+}
+
+/// Records `target` with DAMON until it exits, a signal arrives or `cfg.duration`
+/// elapses, calling `sink` with the accessed regions of each aggregation interval (in
+/// address order) and its index (0, 1, …).
+pub fn record(
+    cfg: &DamonRecordConfig,
+    target: &mut Target,
+    signals: &Signals,
+    sink: &mut Sink<'_>,
+) -> Result<DamonRecordOutcome, DamonRecordError> {
+    check(cfg)?;
+    let aggr_us = cfg.aggregation.as_micros();
+    let acquired = state::acquire(&cfg.root, &cfg.state_dir)?;
+    let opts = DamonOptions {
+        sample_us: sample_us(aggr_us as u64),
+        aggr_us: aggr_us as u64,
+        state_file: Some(cfg.state_dir.join(state::DAMON_FILE)),
+        min_nr_accesses: 1,
+        ..DamonOptions::default()
+    };
+    let mut monitor = match DamonMonitor::start(&cfg.root, target.pid() as i32, &opts) {
+        Ok(m) => m,
+        Err(_) if !target.is_alive() => {
+            return Ok(DamonRecordOutcome { ended: target_exit(target), snapshots: 0, regions: 0 });
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let started = Instant::now();
+    let (mut snapshots, mut count) = (0u64, 0u64);
+    let mut regions = Vec::new();
+    let result = (|| -> Result<Ended, DamonRecordError> {
+        loop {
+            if let Some(sig) = signals.received() {
+                return Ok(Ended::Signal(sig));
+            }
+            if let Poll::Stopped = monitor.poll(&mut regions)? {
+                return Ok(target_exit(target));
+            }
+            sink(snapshots, &regions).map_err(DamonRecordError::Sink)?;
+            snapshots += 1;
+            count += regions.len() as u64;
+            if let Some(d) = cfg.duration.filter(|&d| started.elapsed() >= d) {
+                return Ok(Ended::Duration(d));
+            }
+            if !target.is_alive() {
+                return Ok(target_exit(target));
+            }
+        }
+    })();
+    let stopped = monitor.stop();
+    drop(acquired);
+    let ended = result?;
+    stopped?;
+    Ok(DamonRecordOutcome { ended, snapshots, regions: count })
+}
+
+fn target_exit(target: &mut Target) -> Ended {
+    Ended::TargetExited(target.wait_timeout(Duration::from_secs(1)).unwrap_or(TargetExit::Unknown))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(root: PathBuf, aggregation_ms: u64) -> DamonRecordConfig {
+        let state_dir = root.join("state");
+        DamonRecordConfig { aggregation: Duration::from_millis(aggregation_ms), duration: None, root, state_dir }
+    }
+
+    #[test]
+    fn sampling_follows_the_aggregation_interval() {
+        assert_eq!(sample_us(100_000), 5_000, "the kernel's 5 ms at 100 ms aggregation");
+        assert_eq!(sample_us(20_000), 1_000, "twenty checks per shorter interval");
+        assert_eq!(sample_us(1_000), 100, "never below 100 us");
+    }
+
+    #[test]
+    fn a_missing_damon_interface_is_refused_naming_what_is_missing() {
+        let root = std::env::temp_dir().join(format!("tierkit-damon-record-{}", std::process::id()));
+        std::fs::create_dir_all(&root).unwrap();
+        let err = check(&config(root.clone(), 100)).unwrap_err();
+        assert!(err.to_string().contains("CONFIG_DAMON_SYSFS"), "{err}");
+        assert!(!root.join("state").exists(), "nothing taken for a refusal");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn intervals_outside_damons_range_are_refused() {
+        for ms in [5, 20_000] {
+            let err = check(&config(PathBuf::from("/nonexistent"), ms)).unwrap_err();
+            assert!(matches!(err, DamonRecordError::Interval(m) if m == u128::from(ms)), "{err}");
+        }
+    }
+}
