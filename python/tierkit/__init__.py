@@ -162,13 +162,16 @@ def _size(
         "pages": pages,
         "footprint": footprint,
         "accesses": accesses,
-        "options": [(k, _text(v)) for k, v in merged.items()],
+        "options": [f"{k}={_text(v)}" for k, v in merged.items()],
     }
 
 
-def _machine(
+def _run_options(
     machine: str,
     seed: int,
+    pages: int | None,
+    footprint: int | None,
+    accesses: int | None,
     scale: int,
     prefault: bool,
     cache_mode: bool,
@@ -176,8 +179,12 @@ def _machine(
     antagonist: float | None,
     machine_file: str | os.PathLike[str] | None,
     overrides: Mapping[str, object] | None,
-) -> _MachineOptions:
-    return {
+    options: Mapping[str, object] | None,
+    params: Mapping[str, object],
+) -> tuple[_SizeOptions, _MachineOptions]:
+    """The keyword arguments :func:`simulate` and :func:`compare` share, as the native
+    layer takes them: the workload's size and options, and the machine and run settings."""
+    machine_options: _MachineOptions = {
         "machine": machine,
         "machine_file": None if machine_file is None else os.fspath(machine_file),
         "overrides": [f"{k}={_text(v)}" for k, v in (overrides or {}).items()],
@@ -188,6 +195,7 @@ def _machine(
         "access_count_ratio": access_count_ratio,
         "seed": seed,
     }
+    return _size(pages, footprint, accesses, options, params), machine_options
 
 
 def simulate(
@@ -218,13 +226,11 @@ def simulate(
     ``options`` are workload options, ``overrides`` machine parameters. ``policy`` is a
     name or a Python policy object (:class:`Policy`), run as a deep copy.
     """
-    out = _tierkit.simulate(
-        workload,
-        _check_policy(policy),
-        _ratio(ratio),
-        _size(pages, footprint, accesses, options, params),
-        _machine(machine, seed, scale, prefault, cache_mode, access_count_ratio, antagonist, machine_file, overrides),
+    size, run = _run_options(
+        machine, seed, pages, footprint, accesses, scale, prefault, cache_mode, access_count_ratio, antagonist,
+        machine_file, overrides, options, params
     )
+    out = _tierkit.simulate(workload, _check_policy(policy), _ratio(ratio), size, run)
     timeline = pd.DataFrame(out.pop("timeline"))
     return SimResult(summary=out, timeline=timeline)
 
@@ -283,11 +289,11 @@ def compare(
         "ratios": _ratios(ratios),
         "jobs": jobs,
     }
-    rows = _tierkit.compare(
-        grid,
-        _size(pages, footprint, accesses, options, params),
-        _machine(machine, seed, scale, prefault, cache_mode, access_count_ratio, antagonist, machine_file, overrides),
+    size, run = _run_options(
+        machine, seed, pages, footprint, accesses, scale, prefault, cache_mode, access_count_ratio, antagonist,
+        machine_file, overrides, options, params
     )
+    rows = _tierkit.compare(grid, size, run)
     return pd.DataFrame(rows)
 
 

@@ -21,7 +21,7 @@ class _SizeOptions(TypedDict):
     pages: int | None
     footprint: int | None
     accesses: int | None
-    options: list[tuple[str, str]]
+    options: list[str]
 
 class _MachineOptions(TypedDict):
     machine: str

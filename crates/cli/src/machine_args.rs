@@ -1,6 +1,6 @@
 //! Flags shared by `sim` and `compare`: the machine and the workload's size.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use tierkit_sim::model::MachineConfig;
 use tierkit_sim::workload::WorkloadSpec;
@@ -44,24 +44,9 @@ pub struct MachineArgs {
 }
 
 impl MachineArgs {
-    /// The configuration these flags describe.
+    /// The configuration these flags describe (see [`MachineConfig::resolve`]).
     pub fn config(&self) -> Result<MachineConfig> {
-        let mut cfg = MachineConfig::preset(&self.machine)?;
-        if let Some(file) = &self.machine_file {
-            let text = std::fs::read_to_string(file).with_context(|| format!("reading --machine-file {file}"))?;
-            cfg = cfg.merge_toml(&text, file)?;
-        }
-        for s in &self.set {
-            cfg = cfg.set(s)?;
-        }
-        if let Some(f) = self.antagonist {
-            if !(0.0..1.0).contains(&f) {
-                anyhow::bail!("--antagonist {f}: expected a fraction of the fast tier's bandwidth in [0, 1)");
-            }
-            cfg.tiers[0].background_gbps = f * cfg.tiers[0].bandwidth_gbps;
-        }
-        cfg.validate()?;
-        Ok(cfg)
+        Ok(MachineConfig::resolve(&self.machine, self.machine_file.as_deref(), &self.set, self.antagonist)?)
     }
 }
 
@@ -83,22 +68,8 @@ pub struct SizeArgs {
 }
 
 impl SizeArgs {
-    /// `spec` resized and with the options applied.
-    pub fn apply(&self, mut spec: WorkloadSpec) -> Result<WorkloadSpec> {
-        if let Some(p) = self.pages {
-            spec.pages = p;
-        }
-        if let Some(bytes) = self.footprint {
-            spec.pages = bytes.div_ceil(tierkit_core::PAGE_SIZE);
-        }
-        if let Some(a) = self.accesses {
-            spec.accesses = a;
-        }
-        for o in &self.options {
-            let (k, v) =
-                o.split_once('=').with_context(|| format!("--opt {o:?}: expected KEY=VALUE, like alpha=0.8"))?;
-            spec = spec.with(k.trim(), v.trim());
-        }
-        Ok(spec)
+    /// `spec` resized and with the options applied (see [`WorkloadSpec::resized`]).
+    pub fn apply(&self, spec: WorkloadSpec) -> Result<WorkloadSpec> {
+        Ok(spec.resized(self.pages, self.footprint, self.accesses, &self.options)?)
     }
 }

@@ -4,7 +4,6 @@
 use pyo3::prelude::*;
 use tierkit_sim::model::MachineConfig;
 use tierkit_sim::workload::WorkloadSpec;
-use tierkit_sim::SimError;
 
 use crate::errors::{to_py, BadOptionError};
 
@@ -39,27 +38,10 @@ pub struct MachineOptions {
 }
 
 impl MachineOptions {
-    /// The machine these settings describe.
+    /// The machine these settings describe (see [`MachineConfig::resolve`]).
     pub fn config(&self) -> PyResult<MachineConfig> {
-        let mut cfg = MachineConfig::preset(&self.machine).map_err(to_py)?;
-        if let Some(file) = &self.machine_file {
-            let text =
-                std::fs::read_to_string(file).map_err(|source| to_py(SimError::Io { file: file.clone(), source }))?;
-            cfg = cfg.merge_toml(&text, file).map_err(to_py)?;
-        }
-        for s in &self.overrides {
-            cfg = cfg.set(s).map_err(to_py)?;
-        }
-        if let Some(f) = self.antagonist {
-            if !(0.0..1.0).contains(&f) {
-                return Err(BadOptionError::new_err(format!(
-                    "antagonist {f}: expected a fraction of the fast tier's bandwidth in [0, 1)"
-                )));
-            }
-            cfg.tiers[0].background_gbps = f * cfg.tiers[0].bandwidth_gbps;
-        }
-        cfg.validate().map_err(to_py)?;
-        Ok(cfg)
+        MachineConfig::resolve(&self.machine, self.machine_file.as_deref(), &self.overrides, self.antagonist)
+            .map_err(to_py)
     }
 }
 
@@ -73,29 +55,14 @@ pub struct SizeOptions {
     pub footprint: Option<u64>,
     /// Generated accesses.
     pub accesses: Option<u64>,
-    /// Workload options as `(key, value)`, applied in order.
-    pub options: Vec<(String, String)>,
+    /// Workload options as `KEY=VALUE`, applied in order.
+    pub options: Vec<String>,
 }
 
 impl SizeOptions {
-    /// `spec` resized and with the options applied.
-    pub fn apply(&self, mut spec: WorkloadSpec) -> PyResult<WorkloadSpec> {
-        if self.pages.is_some() && self.footprint.is_some() {
-            return Err(BadOptionError::new_err("pages and footprint: give one of them, not both"));
-        }
-        if let Some(p) = self.pages {
-            spec.pages = p;
-        }
-        if let Some(bytes) = self.footprint {
-            spec.pages = bytes.div_ceil(tierkit_core::PAGE_SIZE);
-        }
-        if let Some(a) = self.accesses {
-            spec.accesses = a;
-        }
-        for (k, v) in &self.options {
-            spec = spec.with(k.trim(), v.trim());
-        }
-        Ok(spec)
+    /// `spec` resized and with the options applied (see [`WorkloadSpec::resized`]).
+    pub fn apply(&self, spec: WorkloadSpec) -> PyResult<WorkloadSpec> {
+        spec.resized(self.pages, self.footprint, self.accesses, &self.options).map_err(to_py)
     }
 
     /// The workload `name` at the default size, resized and with the options applied.

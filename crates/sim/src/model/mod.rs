@@ -4,6 +4,7 @@
 
 pub mod config;
 pub mod latency;
+mod resolve;
 pub mod timing;
 
 pub use config::{AppModel, MachineConfig, MechanismCosts, MigrationModel, TierModel};

@@ -19,6 +19,7 @@ mod cachelib;
 mod gap;
 mod gups;
 mod hotset_shift;
+mod resize;
 mod scan;
 mod sparse_kv;
 mod xgboost;
