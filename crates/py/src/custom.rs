@@ -354,13 +354,24 @@ pub fn source_request(v: &Bound<'_, PyAny>) -> Result<SourceRequest, String> {
 
 /// What a Python policy's hook may use: the memory view and the migration queue of the
 /// current call. Using it after the hook returned raises `RuntimeError`.
-#[pyclass(unsendable, module = "tierkit._tierkit", name = "PolicyCtx")]
+#[pyclass(module = "tierkit._tierkit", name = "PolicyCtx")]
 pub struct PolicyCtx {
     /// The memory view; null once the call returned.
     mem: *const (dyn Memory + 'static),
     /// The plan; null once the call returned.
     plan: *mut Plan,
 }
+
+// SAFETY: hooks run on the thread of the run, not always the caller's (a run goes to a
+// thread of its own so that Ctrl-C can stop it, see `crate::interrupt`), and Python may
+// keep or pass on the object. Its pointers are dereferenced only until `close()`, which
+// the hook's caller runs under the GIL as soon as the hook returns; until then the
+// engine waits in the hook, so the memory is not changed underneath, and the plan is
+// reached only through `&mut self` methods, which pyo3's borrow flag keeps exclusive.
+// The module is `gil_used`, so Python code calls these methods one thread at a time.
+unsafe impl Send for PolicyCtx {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for PolicyCtx {}
 
 impl PolicyCtx {
     /// A context over `ctx` for one hook call. The caller must [`close`](Self::close) it

@@ -11,12 +11,13 @@ mod convert;
 mod custom;
 mod errors;
 mod heat;
+mod interrupt;
 mod names;
 mod options;
 mod runs;
 
-/// The module `tierkit._tierkit`.
-#[pymodule]
+/// The module `tierkit._tierkit`; it needs the GIL (see [`custom::PolicyCtx`]).
+#[pymodule(gil_used = true)]
 fn _tierkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(runs::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(runs::compare, m)?)?;

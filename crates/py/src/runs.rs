@@ -4,15 +4,16 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use tierkit_sim::compare::{
-    compare as run_grid, default_suite, paper_suite, Grid, Row, DEFAULT_POLICIES, DEFAULT_RATIOS, PAPER_RATIOS,
+    compare_until, default_suite, paper_suite, Grid, Row, DEFAULT_POLICIES, DEFAULT_RATIOS, PAPER_RATIOS,
 };
-use tierkit_sim::engine::{run, RunSpec, Subject};
+use tierkit_sim::engine::{run_until, RunSpec, Subject};
 use tierkit_sim::workload::WorkloadSpec;
 use tierkit_sim::SimError;
 
 use crate::convert::{summary, timeline};
 use crate::custom::PyPolicy;
 use crate::errors::{to_py, BadOptionError};
+use crate::interrupt::interruptible;
 use crate::options::{ratio, MachineOptions, SizeOptions};
 
 /// A policy argument: a built-in name, or an object with the policy hooks.
@@ -61,7 +62,7 @@ fn grid(machine: &MachineOptions, workloads: Vec<tierkit_sim::workload::Workload
 }
 
 fn execute(py: Python<'_>, grid: &Grid, threads: usize) -> PyResult<Vec<Row>> {
-    py.detach(|| run_grid(grid, threads, &|_, _, _| {})).map_err(to_py)
+    interruptible(py, |stop| compare_until(grid, threads, &|_, _, _| {}, stop))
 }
 
 /// Runs a fresh deep copy of the Python policy `object` on `workload` at `ratio` of
@@ -89,7 +90,7 @@ fn run_custom(
         cache_mode: grid.cache_mode,
         measure_acr: grid.measure_acr,
     };
-    let result = py.detach(|| run(&spec, Subject::Policy(Box::new(policy)), &mut |_| {})).map_err(to_py)?;
+    let result = interruptible(py, |stop| run_until(&spec, Subject::Policy(Box::new(policy)), &mut |_| {}, stop))?;
     if let Some(e) = errors.lock().ok().and_then(|mut e| e.take()) {
         return Err(e);
     }

@@ -1,14 +1,14 @@
 //! A grid of runs — workloads × fast:slow ratios × policies — executed in parallel, with
 //! every result also expressed as a fraction of the all-local and oracle references.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use serde::Serialize;
 use tierkit_core::policies::PolicySetup;
 
 use crate::catalog;
-use crate::engine::{run, RunSpec, Subject};
+use crate::engine::{run_until, RunSpec, Subject};
 use crate::model::MachineConfig;
 use crate::result::RunResult;
 use crate::workload::WorkloadSpec;
@@ -67,6 +67,19 @@ pub fn compare(
     threads: usize,
     progress: &(dyn Fn(usize, usize, &str) + Sync),
 ) -> Result<Vec<Row>, SimError> {
+    let never = AtomicBool::new(false);
+    Ok(compare_until(grid, threads, progress, &never)?.expect("never stopped"))
+}
+
+/// [`compare`], giving up once `stop` is set (from another thread, e.g. on Ctrl-C):
+/// runs under way stop before their next chunk, no further run starts, and the result
+/// is `Ok(None)`.
+pub fn compare_until(
+    grid: &Grid,
+    threads: usize,
+    progress: &(dyn Fn(usize, usize, &str) + Sync),
+    stop: &AtomicBool,
+) -> Result<Option<Vec<Row>>, SimError> {
     // Check every name before running anything.
     let setup = PolicySetup { fast_pages: 1, pages: 1 };
     for p in &grid.policies {
@@ -95,6 +108,9 @@ pub fn compare(
     std::thread::scope(|scope| {
         for _ in 0..threads.max(1).min(jobs.len().max(1)) {
             scope.spawn(|| loop {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(job) = jobs.get(i) else { break };
                 let w = &grid.workloads[job.workload];
@@ -108,13 +124,20 @@ pub fn compare(
                     cache_mode: grid.cache_mode,
                     measure_acr: grid.measure_acr,
                 };
-                let out = run(&spec, Subject::Named(job.policy.clone()), &mut |_| {});
+                let out = match run_until(&spec, Subject::Named(job.policy.clone()), &mut |_| {}, stop) {
+                    Ok(Some(result)) => Ok(result),
+                    Ok(None) => break,
+                    Err(e) => Err(e),
+                };
                 *results[i].lock().expect("no panics while holding the lock") = Some(out);
                 let done = finished.fetch_add(1, Ordering::Relaxed) + 1;
                 progress(done, jobs.len(), &format!("{} {}:{} {}", w.name, job.ratio.0, job.ratio.1, job.policy));
             });
         }
     });
+    if stop.load(Ordering::Relaxed) {
+        return Ok(None);
+    }
     let mut runs = Vec::with_capacity(jobs.len());
     for r in results {
         runs.push(r.into_inner().expect("lock").expect("every job ran")?);
@@ -145,7 +168,7 @@ pub fn compare(
             }
         }
     }
-    Ok(rows)
+    Ok(Some(rows))
 }
 
 /// The built-in default suite: one workload per access pattern the papers evaluate,

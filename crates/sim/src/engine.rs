@@ -8,6 +8,8 @@
 //! telemetry), and the platform's [`Mover`] executes its plan within the migration rate
 //! limit. A timeline records [`TIMELINE_POINTS`] equal slices of the run.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use tierkit_core::policies::PolicySetup;
 use tierkit_core::{
     Ctx, Event, Memory, Migration, MoveStatus, Mover, Nanos, Plan, Policy, Telemetry, TierId, TierStats, MILLISECOND,
@@ -135,6 +137,19 @@ impl Window {
 
 /// Runs `subject` on `spec`, calling `progress(accesses_done)` after every chunk.
 pub fn run(spec: &RunSpec, subject: Subject, progress: &mut dyn FnMut(u64)) -> Result<RunResult, SimError> {
+    let never = AtomicBool::new(false);
+    Ok(run_until(spec, subject, progress, &never)?.expect("never stopped"))
+}
+
+/// [`run`], giving up before the next chunk (of the run, or of the oracles' learning
+/// pass) once `stop` is set from another thread, e.g. on Ctrl-C: then `Ok(None)`, with
+/// nothing of the run kept.
+pub fn run_until(
+    spec: &RunSpec,
+    subject: Subject,
+    progress: &mut dyn FnMut(u64),
+    stop: &AtomicBool,
+) -> Result<Option<RunResult>, SimError> {
     let cfg = &spec.machine;
     cfg.validate()?;
     let cache_cfg;
@@ -175,10 +190,16 @@ pub fn run(spec: &RunSpec, subject: Subject, progress: &mut dyn FnMut(u64)) -> R
     let (mut policy, mut oracle) = match subject {
         Subject::Policy(p) => (Some(p), None),
         Subject::Reference(Reference::StaticOracle) => {
-            (None, Some(Oracle::learn_static(&spec.workload, fast_fill, cfg)?))
+            match Oracle::learn_static(&spec.workload, fast_fill, cfg, stop)? {
+                Some(o) => (None, Some(o)),
+                None => return Ok(None),
+            }
         }
         Subject::Reference(Reference::Oracle) => {
-            (None, Some(Oracle::learn(&spec.workload, ORACLE_EPOCHS, fast_fill, cfg, spec.scale)?))
+            match Oracle::learn(&spec.workload, ORACLE_EPOCHS, fast_fill, cfg, spec.scale, stop)? {
+                Some(o) => (None, Some(o)),
+                None => return Ok(None),
+            }
         }
         Subject::Reference(_) | Subject::Named(_) => (None, None),
     };
@@ -224,6 +245,9 @@ pub fn run(spec: &RunSpec, subject: Subject, progress: &mut dyn FnMut(u64)) -> R
         }
     }
     loop {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
         if let Some(o) = oracle.as_mut() {
             o.at(done, &mut machine);
         }
@@ -341,7 +365,7 @@ pub fn run(spec: &RunSpec, subject: Subject, progress: &mut dyn FnMut(u64)) -> R
     let real: u64 = run_window.accesses.iter().sum();
     let accesses = real / spec.scale;
     let wall = run_window.wall_ns.max(1e-9);
-    Ok(RunResult {
+    Ok(Some(RunResult {
         workload: spec.workload.name.clone(),
         policy: name,
         machine: cfg.name.clone(),
@@ -362,7 +386,7 @@ pub fn run(spec: &RunSpec, subject: Subject, progress: &mut dyn FnMut(u64)) -> R
         mechanism_cpu_ns: run_window.cpu_ns,
         mechanism_cpu_pct: 100.0 * run_window.cpu_ns / (wall * cfg.app.threads as f64),
         timeline,
-    })
+    }))
 }
 
 /// Tells the access-count ratio which pages reached the fast tier.

@@ -16,6 +16,8 @@
 //! Both oracles learn the future by running the (deterministic) workload once before
 //! the measured run.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use tierkit_core::{Memory, MoveStatus, Page, TierId};
 
 use crate::machine::Machine;
@@ -69,13 +71,15 @@ pub(crate) struct Oracle {
 
 impl Oracle {
     /// Runs `spec` once to learn its future. `capacity` is the fast pages to fill.
+    /// `Ok(None)` when `stop` was set before the end (see [`crate::engine::run_until`]).
     pub(crate) fn learn(
         spec: &WorkloadSpec,
         epochs: u64,
         capacity: u64,
         cfg: &MachineConfig,
         scale: u64,
-    ) -> Result<Self, SimError> {
+        stop: &AtomicBool,
+    ) -> Result<Option<Self>, SimError> {
         let mut wl = workload::build(spec)?;
         let pages = wl.pages() as usize;
         let epoch_len = wl.len().div_ceil(epochs).max(1);
@@ -84,6 +88,9 @@ impl Oracle {
         let mut buf: Vec<Access> = Vec::with_capacity(1 << 14);
         let mut in_epoch = 0u64;
         loop {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
             buf.clear();
             let n = wl.fill(&mut buf, (epoch_len - in_epoch).min(1 << 14) as usize);
             for a in &buf {
@@ -103,17 +110,29 @@ impl Oracle {
         let move_ns = cfg.migration.cpu_ns_per_page + cfg.migration.cpu_ns_per_call / cfg.migration.batch_pages as f64;
         // In generated accesses, each of which stands for `scale` real misses.
         let cost_accesses = if saving > 0.0 { move_ns / saving / scale as f64 } else { f64::INFINITY };
-        Ok(Self { want_fast: vec![false; pages], epochs: lists, epoch_len, next_epoch: 0, cost_accesses, capacity })
+        Ok(Some(Self {
+            want_fast: vec![false; pages],
+            epochs: lists,
+            epoch_len,
+            next_epoch: 0,
+            cost_accesses,
+            capacity,
+        }))
     }
 
     /// The static variant: one epoch over the whole run, no migration.
-    pub(crate) fn learn_static(spec: &WorkloadSpec, capacity: u64, cfg: &MachineConfig) -> Result<Self, SimError> {
-        let mut o = Self::learn(spec, 1, capacity, cfg, 1)?;
+    pub(crate) fn learn_static(
+        spec: &WorkloadSpec,
+        capacity: u64,
+        cfg: &MachineConfig,
+        stop: &AtomicBool,
+    ) -> Result<Option<Self>, SimError> {
+        let Some(mut o) = Self::learn(spec, 1, capacity, cfg, 1, stop)? else { return Ok(None) };
         for &(p, _) in &o.epochs[0] {
             o.want_fast[p as usize] = true;
         }
         o.epochs.clear();
-        Ok(o)
+        Ok(Some(o))
     }
 
     /// Whether first touch may place `page` on the fast tier.
