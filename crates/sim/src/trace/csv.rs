@@ -83,7 +83,7 @@ pub struct CsvReader {
 impl CsvReader {
     /// Opens the file at `path`.
     pub fn open(path: &Path) -> Result<Self, SimError> {
-        Ok(Self { lines: Lines::open(path)?, columns: None })
+        Ok(Self { lines: Lines::open(path, false)?, columns: None })
     }
 }
 

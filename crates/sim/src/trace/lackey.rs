@@ -7,7 +7,8 @@
 //!
 //! Data accesses become page accesses: `L` a load, `S` and `M` one store, each to the
 //! page of `addr`. Instruction fetches are skipped (tiering places data pages). An
-//! access that straddles a page boundary counts for its first page only.
+//! access that straddles a page boundary counts for its first page only. Lackey writes
+//! whole lines, so a last line without a line ending is refused as truncated.
 
 use std::path::Path;
 
@@ -61,7 +62,7 @@ pub struct LackeyReader {
 impl LackeyReader {
     /// Opens the file at `path`.
     pub fn open(path: &Path) -> Result<Self, SimError> {
-        Ok(Self { lines: Lines::open(path)? })
+        Ok(Self { lines: Lines::open(path, true)? })
     }
 }
 

@@ -683,9 +683,12 @@ impl Workload for OracleGeneralTrace {
 
 /// A plain reader of `oracleGeneral` records as [`super::PageAccess`]es (object ids as
 /// page numbers, all loads), for `tierkit trace info` and `convert`. It skips
-/// `obj_size == 0` records like the workload, but does not check `next_access_vtime`.
-/// A length that is not a multiple of 24 is an error naming the offset of the partial
-/// record.
+/// `obj_size == 0` records like the workload. It does not follow `next_access_vtime`,
+/// and checks only what no convention allows: a `next_access_vtime` other than -1 or
+/// `i64::MAX` that points to the record itself or an earlier one, whether counted from
+/// 1 or from 0 (so files that `next_access=ignore` is for still read). Errors name the
+/// offset of the bad record, or of the partial record when the length is not a multiple
+/// of 24.
 pub struct RecordReader {
     file: String,
     chunks: Chunks<File>,
@@ -734,6 +737,19 @@ impl super::PageReader for RecordReader {
                 return Ok(None);
             };
             let (obj, size) = (u64::from_le_bytes(field(rec, 4)), u32::from_le_bytes(field(rec, 12)));
+            let next = i64::from_le_bytes(field(rec, 16));
+            let index = offset / RECORD_BYTES as u64;
+            if next != NO_NEXT_ACCESS && next != i64::MAX && !(next > 0 && next as u64 > index) {
+                return Err(SimError::File {
+                    file: self.file.clone(),
+                    at: format!("offset {offset}"),
+                    message: format!(
+                        "record {index}: next_access_vtime {next} does not point to a later request, counting from \
+                         1 or from 0 (expected -1 or {} for none): not an oracleGeneral trace, or a corrupt one",
+                        i64::MAX
+                    ),
+                });
+            }
             self.chunks.consume(1);
             if size != 0 {
                 return Ok(Some(super::PageAccess::read(obj)));

@@ -12,7 +12,8 @@
 //! field after the event. A line becomes one access to the page of that address
 //! (hexadecimal, with or without `0x`); the access is a store when the event name
 //! contains `store`. Lines starting with `#` (perf's header) and blank lines are
-//! skipped.
+//! skipped. perf writes whole lines, so a last line without a line ending is refused as
+//! truncated.
 
 use std::path::Path;
 
@@ -57,7 +58,7 @@ pub struct PerfScriptReader {
 impl PerfScriptReader {
     /// Opens the file at `path`.
     pub fn open(path: &Path) -> Result<Self, SimError> {
-        Ok(Self { lines: Lines::open(path)? })
+        Ok(Self { lines: Lines::open(path, true)? })
     }
 }
 

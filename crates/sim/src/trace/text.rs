@@ -15,14 +15,17 @@ pub(crate) struct Lines {
     buf: Vec<u8>,
     /// Number of the line last returned.
     pub line: u64,
+    /// Whether a last line without a line ending is an error (a truncated file).
+    whole_lines: bool,
 }
 
 impl Lines {
-    /// Opens `path`.
-    pub fn open(path: &Path) -> Result<Self, SimError> {
+    /// Opens `path`. With `whole_lines`, for the output of tools that always end their
+    /// lines, a last line without a line ending is refused as a sign of truncation.
+    pub fn open(path: &Path, whole_lines: bool) -> Result<Self, SimError> {
         let file = path.display().to_string();
         let f = File::open(path).map_err(|source| SimError::Io { file: file.clone(), source })?;
-        Ok(Self { file, src: BufReader::with_capacity(1 << 20, f), buf: Vec::new(), line: 0 })
+        Ok(Self { file, src: BufReader::with_capacity(1 << 20, f), buf: Vec::new(), line: 0, whole_lines })
     }
 
     /// The next line without its line ending; `None` at the end of the file.
@@ -33,6 +36,9 @@ impl Lines {
             return Ok(None);
         }
         self.line += 1;
+        if self.whole_lines && self.buf.last() != Some(&b'\n') {
+            return Err(self.error("truncated: the file ends inside this line (it has no line ending)"));
+        }
         while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
             self.buf.pop();
         }
