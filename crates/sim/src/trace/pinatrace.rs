@@ -87,6 +87,13 @@ impl PageReader for PinatraceReader {
                 }
                 Some(Line::Eof) => self.ended = true,
                 None if self.ended => return Ok(None),
+                None if self.lines.line == 0 => {
+                    return Err(SimError::File {
+                        file: self.lines.file.clone(),
+                        at: "offset 0".into(),
+                        message: format!("empty file: pinatrace output ends with a `{EOF_LINE}` line at least"),
+                    })
+                }
                 None => {
                     return Err(self.lines.error(format!(
                         "truncated: the file ends without the `{EOF_LINE}` line pinatrace closes its output with"
@@ -126,6 +133,8 @@ mod tests {
         assert!(e.contains(": line 2: truncated: the file ends without the `#eof` line"), "{e}");
         let e = read("cut-again", "0x1: R 0x2000\n#eof\n0x1: W 0x3000\n# comment\n").unwrap_err();
         assert!(e.contains(": line 4: truncated"), "{e}");
+        let e = read("empty", "").unwrap_err();
+        assert!(e.contains(": offset 0: empty file"), "{e}");
         let e = read("mid-line", "0x1: R 0x2000\n0x1: W 0x30").unwrap_err();
         assert!(e.contains(": line 2: truncated: the file ends inside this line"), "{e}");
     }
