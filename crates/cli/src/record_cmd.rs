@@ -29,9 +29,6 @@ use crate::live_cmd::{parse_seconds, state_dir};
 
 /// DAMON's aggregation interval by default: the kernel's 100 ms.
 const DEFAULT_AGGREGATION_MS: u64 = 100;
-/// Pages take turns by default in cycles of 16 snapshots (1.6 s at 100 ms): a program
-/// whose whole 1 GiB is hot makes about 3.3 M accesses a second of trace.
-const DEFAULT_STRIDE: u64 = 16;
 
 /// How `record` observes the program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -121,7 +118,7 @@ pub fn run(a: RecordArgs) -> Result<()> {
             need_cmd(&a.cmd)?;
             let args = damon::DamonArgs {
                 aggregation: Duration::from_millis(a.aggregation.unwrap_or(DEFAULT_AGGREGATION_MS)),
-                stride: a.stride.unwrap_or(DEFAULT_STRIDE),
+                stride: a.stride.unwrap_or(tierkit_sim::trace::DAMON_TURNS),
                 duration: a.duration,
                 state_dir: state_dir(a.state_dir),
             };

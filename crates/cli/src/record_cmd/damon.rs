@@ -1,32 +1,22 @@
 //! `--via damon`: DAMON snapshots of the running program as page samples.
 //!
-//! Each aggregation interval DAMON reports, per region of the program's address space,
-//! in how many of its sampling checks the region was found accessed (`k`, at most
-//! aggregation / 5 ms). DAMON cannot tell a region's pages apart, so each page of a
-//! region stands for `k` accesses. Writing every page every interval would make a trace
-//! of gigabytes for a large program; the pages take turns instead: snapshot `n` writes
-//! the pages whose number is `n mod stride` (each `k` times), so every page is written
-//! once every `stride` snapshots with its region's count then, and a page's share of the
-//! trace follows its regions' counts. The accesses of a snapshot are written in a
-//! random (seeded, reproducible) order: in address order they would read as sequential
-//! sweeps to a policy that watches for them. Page numbers are virtual (address >> 12).
-//! Regions are DAMON's (5 ms sampling, 10–1000 regions, adapted by the kernel), which
-//! resolves hot areas of a few hundred KiB, not single pages.
+//! Each aggregation interval's accessed regions become page samples by the rule the
+//! damo reader uses ([`tierkit_sim::trace::damon_turns`]): every page of a region stands
+//! for DAMON's count of it, and the pages take turns over `--stride` snapshots, in a
+//! shuffled order. Page numbers are virtual (address >> 12). Regions are DAMON's own
+//! (5 ms sampling, 10–1000 regions, adapted by the kernel), which resolve hot areas of a
+//! few hundred KiB, not single pages.
 
 use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use tierkit_linux::daemon::damon_record::{self, DamonRecordConfig};
-use tierkit_linux::daemon::damon_samples::SampleRng;
 use tierkit_linux::daemon::Ended;
 use tierkit_linux::damon::Region;
 use tierkit_linux::signals::Signals;
 use tierkit_linux::target::{Target, TargetExit};
-use tierkit_sim::trace::{NativeWriter, PageAccess};
-
-/// Seed of the per-snapshot shuffles.
-const SHUFFLE_SEED: u64 = 0x7469_6572_6b69_7464;
+use tierkit_sim::trace::{snapshot_samples, DamonRegion, NativeWriter, PageAccess};
 
 /// How to record with DAMON.
 pub struct DamonArgs {
@@ -40,18 +30,10 @@ pub struct DamonArgs {
     pub state_dir: std::path::PathBuf,
 }
 
-/// Appends to `out` the pages snapshot `n` writes for `regions`: each page `p` of a
-/// region with `p mod stride == n mod stride`, repeated the region's count times.
-fn snapshot_pages(regions: &[Region], stride: u64, n: u64, out: &mut Vec<u64>) {
-    let turn = n % stride;
-    for r in regions.iter().filter(|r| r.nr_accesses > 0) {
-        let (first, end) = (r.start >> 12, r.end >> 12);
-        let mut page = first + (turn + stride - first % stride) % stride;
-        while page < end {
-            out.extend(std::iter::repeat_n(page, r.nr_accesses as usize));
-            page += stride;
-        }
-    }
+/// The page range and count of a DAMON region.
+fn in_pages(r: &Region) -> DamonRegion {
+    let first = r.start >> 12;
+    DamonRegion { first, pages: (r.end >> 12).saturating_sub(first), nr_accesses: r.nr_accesses }
 }
 
 /// What a DAMON recording saw.
@@ -115,11 +97,12 @@ pub fn record(cmd: &[String], a: &DamonArgs, out: &Path) -> Result<Recorded> {
             return Err(e.into());
         }
     };
-    let (mut rng, mut pages, mut accesses) = (SampleRng::new(SHUFFLE_SEED), Vec::new(), 0u64);
+    let (mut in_turn, mut pages, mut accesses) = (Vec::new(), Vec::new(), 0u64);
     let mut sink = |n: u64, regions: &[Region]| -> Result<(), String> {
+        in_turn.clear();
+        in_turn.extend(regions.iter().map(in_pages));
         pages.clear();
-        snapshot_pages(regions, a.stride, n, &mut pages);
-        rng.shuffle(&mut pages);
+        snapshot_samples(&in_turn, a.stride, n, &mut pages);
         for &page in &pages {
             writer.push(PageAccess::read(page)).map_err(|e| e.to_string())?;
         }
@@ -154,34 +137,11 @@ pub fn record(cmd: &[String], a: &DamonArgs, out: &Path) -> Result<Recorded> {
 mod tests {
     use super::*;
 
-    fn region(first_page: u64, pages: u64, nr_accesses: u32) -> Region {
-        Region { start: first_page << 12, end: (first_page + pages) << 12, nr_accesses }
-    }
-
     #[test]
-    fn every_page_takes_its_turn_once_per_stride_with_its_regions_count() {
-        let regions = [region(1000, 37, 3), region(2000, 5, 0), region(3001, 64, 20)];
-        let mut seen = std::collections::BTreeMap::<u64, u64>::new();
-        for n in 0..8 {
-            let mut out = Vec::new();
-            snapshot_pages(&regions, 8, n, &mut out);
-            assert!(out.iter().all(|p| p % 8 == n), "snapshot {n} writes only its turn's pages");
-            for p in out {
-                *seen.entry(p).or_default() += 1;
-            }
-        }
-        let expect: Vec<(u64, u64)> = (1000..1037).map(|p| (p, 3)).chain((3001..3065).map(|p| (p, 20))).collect();
-        assert_eq!(
-            seen.into_iter().collect::<Vec<_>>(),
-            expect,
-            "each page once per cycle, k times; idle regions none"
-        );
-    }
-
-    #[test]
-    fn a_stride_of_one_writes_every_page_every_snapshot() {
-        let mut out = Vec::new();
-        snapshot_pages(&[region(10, 4, 2)], 1, 7, &mut out);
-        assert_eq!(out, vec![10, 10, 11, 11, 12, 12, 13, 13]);
+    fn regions_become_whole_pages() {
+        let r = Region { start: 0x7f00_0000_1000, end: 0x7f00_0000_5000, nr_accesses: 7 };
+        assert_eq!(in_pages(&r), DamonRegion { first: 0x0007_f000_0001, pages: 4, nr_accesses: 7 });
+        let tiny = Region { start: 0x1000, end: 0x1800, nr_accesses: 1 };
+        assert_eq!(in_pages(&tiny).pages, 0, "less than a page: nothing");
     }
 }

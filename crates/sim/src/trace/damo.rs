@@ -11,11 +11,11 @@
 //! # Regions to page samples
 //!
 //! DAMON reports how many of its sampling checks found a region accessed, not which
-//! pages. A region spanning pages `p0 .. p0 + n` with `nr_accesses = k` becomes `k`
-//! accesses (loads) to pages spread evenly over it: sample `i` (0-based) touches
-//! `p0 + (2i + 1) n / (2k)`, the centre of the `i`-th of `k` equal slices. Regions with
-//! no accesses yield nothing. [`region_pages`] is this rule for one region (for other
-//! DAMON sources); `nr_accesses` above `u32::MAX` (DAMON counts in 32 bits) is an error.
+//! pages. Each snapshot becomes page samples by the rule of [`super::damon_turns`]
+//! (shared with `tierkit record --via damon`): every page of a region stands for its
+//! `nr_accesses`, and the pages take turns over [`DAMON_TURNS`] snapshots (snapshot `n`
+//! writes the pages whose number is `n mod 16`), in a shuffled order. Regions with no
+//! accesses yield nothing.
 //!
 //! # Memory
 //!
@@ -25,6 +25,7 @@
 
 use std::path::Path;
 
+use super::damon_turns::{snapshot_samples, DamonRegion, DAMON_TURNS};
 use super::{PageAccess, PageReader, PAGE_SHIFT};
 use crate::error::SimError;
 
@@ -199,53 +200,7 @@ fn get<'v>(fields: &'v [(String, Value)], key: &str) -> Option<&'v Value> {
     fields.iter().find(|(k, _)| k == key).map(|(_, v)| v)
 }
 
-/// One region: first page, pages, samples.
-#[derive(Clone, Copy, Debug)]
-struct Region {
-    first: u64,
-    pages: u64,
-    samples: u32,
-}
-
-/// The page samples of one DAMON region: `nr_accesses` page numbers spread evenly over
-/// the `pages` pages from `first` (the rule in the module documentation: sample `i`
-/// touches `first + (2i + 1) pages / (2 nr_accesses)`). Empty when either count is 0.
-pub fn region_pages(first: u64, pages: u64, nr_accesses: u32) -> RegionPages {
-    let samples = if pages == 0 { 0 } else { nr_accesses };
-    RegionPages { first, pages, samples, next: 0 }
-}
-
-/// The iterator [`region_pages`] returns.
-#[derive(Clone, Debug)]
-pub struct RegionPages {
-    first: u64,
-    pages: u64,
-    samples: u32,
-    next: u32,
-}
-
-impl Iterator for RegionPages {
-    type Item = u64;
-
-    fn next(&mut self) -> Option<u64> {
-        if self.next == self.samples {
-            return None;
-        }
-        let i = self.next as u128;
-        let offset = ((2 * i + 1) * self.pages as u128 / (2 * self.samples as u128)) as u64;
-        self.next += 1;
-        Some(self.first + offset)
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let left = (self.samples - self.next) as usize;
-        (left, Some(left))
-    }
-}
-
-impl ExactSizeIterator for RegionPages {}
-
-fn region(v: &Value) -> Parsed<Region> {
+fn region(v: &Value) -> Parsed<DamonRegion> {
     let Kind::Object(fields) = &v.kind else { return Err((v.at, "a region must be a JSON object".into())) };
     let num = |key: &str| -> Parsed<u64> {
         let f = get(fields, key).ok_or_else(|| (v.at, format!("region without `{key}`")))?;
@@ -268,34 +223,39 @@ fn region(v: &Value) -> Parsed<Region> {
     let samples = u32::try_from(samples)
         .map_err(|_| (at, format!("region `nr_accesses` {samples} is above DAMON's limit {}", u32::MAX)))?;
     let first = start >> PAGE_SHIFT;
-    Ok(Region { first, pages: ((end - 1) >> PAGE_SHIFT) - first + 1, samples })
+    Ok(DamonRegion { first, pages: ((end - 1) >> PAGE_SHIFT) - first + 1, nr_accesses: samples })
 }
 
-/// Collects the regions of every snapshot under `v`, in document order.
-fn collect(v: &Value, out: &mut Vec<Region>, snapshots: &mut u64) -> Parsed<()> {
+/// Collects the snapshots under `v` (each its accessed regions), in document order.
+fn collect(v: &Value, out: &mut Vec<Vec<DamonRegion>>) -> Parsed<()> {
     match &v.kind {
         Kind::Object(fields) => {
             if let Some(regions) = get(fields, "regions") {
                 let Kind::Array(items) = &regions.kind else {
                     return Err((regions.at, "`regions` must be an array".into()));
                 };
-                *snapshots += 1;
+                let mut snapshot = Vec::with_capacity(items.len());
                 for r in items {
-                    out.push(region(r)?);
+                    snapshot.push(region(r)?);
                 }
+                snapshot.retain(|r| r.nr_accesses > 0);
+                out.push(snapshot);
                 return Ok(());
             }
-            fields.iter().try_for_each(|(_, f)| collect(f, out, snapshots))
+            fields.iter().try_for_each(|(_, f)| collect(f, out))
         }
-        Kind::Array(items) => items.iter().try_for_each(|i| collect(i, out, snapshots)),
+        Kind::Array(items) => items.iter().try_for_each(|i| collect(i, out)),
         _ => Ok(()),
     }
 }
 
 /// A reader of damo JSON records (see the module documentation).
 pub struct DamoReader {
-    regions: std::vec::IntoIter<Region>,
-    samples: RegionPages,
+    snapshots: std::vec::IntoIter<Vec<DamonRegion>>,
+    /// Index of the next snapshot.
+    next: u64,
+    /// The current snapshot's samples, taken from the back.
+    samples: Vec<u64>,
 }
 
 impl DamoReader {
@@ -314,50 +274,28 @@ impl DamoReader {
         if p.i != bytes.len() {
             return Err(at((p.i, "trailing data after the JSON document".into())));
         }
-        let (mut regions, mut snapshots) = (Vec::new(), 0);
-        collect(&doc, &mut regions, &mut snapshots).map_err(at)?;
-        if snapshots == 0 {
+        let mut snapshots = Vec::new();
+        collect(&doc, &mut snapshots).map_err(at)?;
+        if snapshots.is_empty() {
             return Err(at((0, "no DAMON snapshot: expected objects with a `regions` array".into())));
         }
-        regions.retain(|r| r.samples > 0);
-        Ok(Self { regions: regions.into_iter(), samples: region_pages(0, 0, 0) })
+        Ok(Self { snapshots: snapshots.into_iter(), next: 0, samples: Vec::new() })
     }
 }
 
 impl PageReader for DamoReader {
     fn next_access(&mut self) -> Result<Option<PageAccess>, SimError> {
         loop {
-            if let Some(page) = self.samples.next() {
+            if let Some(page) = self.samples.pop() {
                 return Ok(Some(PageAccess::read(page)));
             }
-            let Some(r) = self.regions.next() else { return Ok(None) };
-            self.samples = region_pages(r.first, r.pages, r.samples);
+            let Some(regions) = self.snapshots.next() else { return Ok(None) };
+            snapshot_samples(&regions, DAMON_TURNS, self.next, &mut self.samples);
+            self.next += 1;
         }
     }
 
     fn records_stores(&self) -> bool {
         false
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn region_pages_are_slice_centres() {
-        // 10 pages, 4 samples: slices of 2.5 pages, centres at 1.25, 3.75, 6.25, 8.75.
-        assert_eq!(region_pages(100, 10, 4).collect::<Vec<_>>(), [101, 103, 106, 108]);
-        // One sample: the middle page.
-        assert_eq!(region_pages(7, 5, 1).collect::<Vec<_>>(), [9]);
-        // More samples than pages: every page gets its share, in order.
-        assert_eq!(region_pages(0, 2, 4).collect::<Vec<_>>(), [0, 0, 1, 1]);
-        assert_eq!(region_pages(0, 3, 0).count(), 0);
-        assert_eq!(region_pages(0, 0, 3).count(), 0);
-        // Products past 64 bits do not overflow.
-        assert_eq!(region_pages(0, u64::MAX, 1).collect::<Vec<_>>(), [u64::MAX / 2]);
-        let near_end = region_pages(u64::MAX - 1000, 1000, 3);
-        assert_eq!(near_end.len(), 3);
-        assert_eq!(near_end.last(), Some(u64::MAX - 1000 + 833));
     }
 }

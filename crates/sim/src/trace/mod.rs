@@ -31,6 +31,7 @@ use crate::workload::{Workload, WorkloadSpec};
 
 pub mod csv;
 pub mod damo;
+pub mod damon_turns;
 pub mod info;
 pub mod lackey;
 pub mod llc;
@@ -41,7 +42,7 @@ pub mod pinatrace;
 mod replay;
 mod text;
 
-pub use damo::{region_pages, RegionPages};
+pub use damon_turns::{snapshot_samples, DamonRegion, DAMON_TURNS};
 pub use llc::{LlcFilter, LlcStats};
 pub use native::NativeWriter;
 pub use oracle_general::{write_oracle_general, NextAccess, OracleGeneralTrace, TraceInfo};
