@@ -3,8 +3,8 @@
 
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
-use tierkit_sim::trace::info::{stats, TraceStats};
-use tierkit_sim::trace::{self, write_oracle_general, Format, NativeWriter, PageAccess};
+use tierkit_sim::trace::info::{stats_with_top, TraceStats};
+use tierkit_sim::trace::{self, write_oracle_general, Format, NativeWriter, PageAccess, PAGE_SHIFT};
 use tierkit_sim::workload::{self, Access, WorkloadSpec};
 
 use crate::machine_args::SizeArgs;
@@ -51,6 +51,9 @@ pub struct InfoArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Also list the N most accessed pages (address and accesses).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub top: usize,
 }
 
 /// Flags of `tierkit trace convert`.
@@ -105,7 +108,20 @@ fn text(file: &str, format: Format, s: &TraceStats) -> String {
         s.top1_share,
         s.top10_share,
         opt(s.zipf_alpha.map(|a| format!("{a:.3}"))),
-    )
+    ) + &hottest_text(s)
+}
+
+/// The `--top` lines of `info`'s text report: one per page, its address, accesses and
+/// share.
+fn hottest_text(s: &TraceStats) -> String {
+    let mut out = String::new();
+    if !s.hottest.is_empty() {
+        out.push_str(&format!("\nhottest {} pages (address, accesses, share):", s.hottest.len()));
+    }
+    for &(page, n) in &s.hottest {
+        out.push_str(&format!("\n  {:#x} {n} {:.4}", page << PAGE_SHIFT, n as f64 / s.accesses as f64));
+    }
+    out
 }
 
 /// `info`'s JSON report.
@@ -122,6 +138,11 @@ fn json(file: &str, format: Format, s: &TraceStats) -> serde_json::Value {
         "top1_share": s.top1_share,
         "top10_share": s.top10_share,
         "zipf_alpha": s.zipf_alpha,
+        "hottest": s.hottest.iter().map(|&(page, n)| serde_json::json!({
+            "page": page,
+            "address": format!("{:#x}", page << PAGE_SHIFT),
+            "accesses": n,
+        })).collect::<Vec<_>>(),
     })
 }
 
@@ -166,7 +187,7 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
                 Some(f) => f,
                 None => trace::detect(&a.file)?,
             };
-            let s = stats(trace::open(&a.file, Some(format))?.as_mut(), &a.file)?;
+            let s = stats_with_top(trace::open(&a.file, Some(format))?.as_mut(), &a.file, a.top)?;
             if a.json {
                 println!("{}", serde_json::to_string_pretty(&json(&a.file, format, &s))?);
             } else {
@@ -239,8 +260,9 @@ mod tests {
         };
         run(TraceCommand::Convert(a)).unwrap();
         assert_eq!(pages_of(&out), [3, 9, 3, 3]);
-        let s = stats(trace::open(&out, None).unwrap().as_mut(), "t").unwrap();
+        let s = stats_with_top(trace::open(&out, None).unwrap().as_mut(), "t", 1).unwrap();
         let j = json("t.tkt", Format::Native, &s);
+        assert_eq!(j["hottest"], serde_json::json!([{"page": 3, "address": "0x3000", "accesses": 3}]));
         assert_eq!(j["accesses"], 4);
         assert_eq!(j["writes"], 1);
         assert_eq!(j["pages"], 2);
@@ -248,10 +270,12 @@ mod tests {
         assert_eq!(j["zipf_alpha"], serde_json::Value::Null);
         let t = text("t.tkt", Format::Native, &s);
         assert!(t.contains("t.tkt (native)") && t.contains("distinct pages        2"), "{t}");
+        assert!(t.ends_with("hottest 1 pages (address, accesses, share):\n  0x3000 3 0.7500"), "{t}");
         let e = run(TraceCommand::Info(InfoArgs {
             file: csv.display().to_string(),
             format: Some("pin".into()),
             json: true,
+            top: 0,
         }))
         .err()
         .unwrap()

@@ -8,13 +8,20 @@
 //! adaptation (the kernel's 5 ms sampling, 10–1000 regions) and the aggregation interval
 //! asked for, and lists only regions found accessed at least once. It is given back on
 //! every exit path.
+//!
+//! DAMON's regions need not follow the program's mappings (a region may span a small
+//! unmapped gap between two of them), so each region is clipped to the accessible
+//! mappings of `/proc/PID/maps` (re-read every [`MAPS_REFRESH`]) before the sink sees it:
+//! pages that are not mapped were not accessed.
 
+use std::ops::Range;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::report::Ended;
 use super::state::{self, StateError};
 use crate::damon::{DamonError, DamonMonitor, DamonOptions, Poll, Region};
+use crate::procfs::{read_maps, ProcError};
 use crate::signals::Signals;
 use crate::target::{Target, TargetExit};
 
@@ -54,9 +61,43 @@ pub enum DamonRecordError {
     /// The state directory could not be used.
     #[error(transparent)]
     State(#[from] StateError),
+    /// The target's mappings could not be read.
+    #[error(transparent)]
+    Proc(#[from] ProcError),
     /// The sink refused a snapshot (e.g. the trace file could not be written).
     #[error("{0}")]
     Sink(String),
+}
+
+/// How often the target's mappings are re-read to clip regions to.
+pub const MAPS_REFRESH: Duration = Duration::from_secs(1);
+
+/// The byte ranges of the target's accessible mappings, sorted, adjacent ones merged.
+fn mapped_ranges(cfg: &DamonRecordConfig, pid: u32) -> Result<Vec<Range<u64>>, ProcError> {
+    let mut out: Vec<Range<u64>> = Vec::new();
+    for m in read_maps(&cfg.root, pid)?.into_iter().filter(|m| m.perms.read || m.perms.write || m.perms.exec) {
+        match out.last_mut() {
+            Some(last) if last.end >= m.start => last.end = last.end.max(m.end),
+            _ => out.push(m.start..m.end),
+        }
+    }
+    Ok(out)
+}
+
+/// Appends to `out` the parts of `regions` inside `mapped` (both sorted by address).
+fn clip(regions: &[Region], mapped: &[Range<u64>], out: &mut Vec<Region>) {
+    let mut i = 0;
+    for r in regions {
+        while i < mapped.len() && mapped[i].end <= r.start {
+            i += 1;
+        }
+        for m in mapped[i..].iter().take_while(|m| m.start < r.end) {
+            let (start, end) = (r.start.max(m.start), r.end.min(m.end));
+            if start < end {
+                out.push(Region { start, end, nr_accesses: r.nr_accesses });
+            }
+        }
+    }
 }
 
 /// DAMON's sampling interval for an aggregation interval: the kernel's 5 ms, or a
@@ -106,7 +147,9 @@ pub fn record(
     };
     let started = Instant::now();
     let (mut snapshots, mut count) = (0u64, 0u64);
-    let mut regions = Vec::new();
+    let (mut regions, mut clipped, mut mapped) = (Vec::new(), Vec::new(), Vec::new());
+    let mut maps_read: Option<Instant> = None;
+    let pid = target.pid();
     let result = (|| -> Result<Ended, DamonRecordError> {
         loop {
             if let Some(sig) = signals.received() {
@@ -115,9 +158,19 @@ pub fn record(
             if let Poll::Stopped = monitor.poll(&mut regions)? {
                 return Ok(target_exit(target));
             }
-            sink(snapshots, &regions).map_err(DamonRecordError::Sink)?;
+            if maps_read.is_none_or(|t| t.elapsed() >= MAPS_REFRESH) {
+                match mapped_ranges(cfg, pid) {
+                    Ok(m) => mapped = m,
+                    Err(_) if !target.is_alive() => return Ok(target_exit(target)),
+                    Err(e) => return Err(e.into()),
+                }
+                maps_read = Some(Instant::now());
+            }
+            clipped.clear();
+            clip(&regions, &mapped, &mut clipped);
+            sink(snapshots, &clipped).map_err(DamonRecordError::Sink)?;
             snapshots += 1;
-            count += regions.len() as u64;
+            count += clipped.len() as u64;
             if let Some(d) = cfg.duration.filter(|&d| started.elapsed() >= d) {
                 return Ok(Ended::Duration(d));
             }
@@ -144,6 +197,20 @@ mod tests {
     fn config(root: PathBuf, aggregation_ms: u64) -> DamonRecordConfig {
         let state_dir = root.join("state");
         DamonRecordConfig { aggregation: Duration::from_millis(aggregation_ms), duration: None, root, state_dir }
+    }
+
+    #[test]
+    fn regions_are_clipped_to_the_mappings() {
+        let r = |start, end, nr_accesses| Region { start, end, nr_accesses };
+        let mapped = [0x1000..0x5000, 0x8000..0x9000, 0x20000..0x30000];
+        let regions = [r(0x0, 0x3000, 4), r(0x4000, 0xa000, 7), r(0xa000, 0x20000, 9), r(0x2f000, 0x40000, 2)];
+        let mut out = Vec::new();
+        clip(&regions, &mapped, &mut out);
+        assert_eq!(
+            out,
+            [r(0x1000, 0x3000, 4), r(0x4000, 0x5000, 7), r(0x8000, 0x9000, 7), r(0x2f000, 0x30000, 2)],
+            "a region over a gap keeps only its mapped parts; one wholly in a gap vanishes"
+        );
     }
 
     #[test]

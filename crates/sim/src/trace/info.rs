@@ -36,6 +36,9 @@ pub struct TraceStats {
     /// Fitted Zipf exponent (see [`fit_zipf`]); `None` when too few pages are
     /// accessed often enough.
     pub zipf_alpha: Option<f64>,
+    /// The most accessed pages as (page number, accesses), most accessed first (ties:
+    /// lower page first); as many as asked for (see [`stats_with_top`]).
+    pub hottest: Vec<(u64, u64)>,
 }
 
 /// A Fenwick tree of counts over access positions.
@@ -131,8 +134,15 @@ fn top_share(sorted_desc: &[u64], fraction: f64, total: u64) -> f64 {
 /// count per distinct page, plus 4 bytes per access (for reuse distances) up to
 /// [`REUSE_DISTANCE_MAX_ACCESSES`] accesses.
 pub fn stats(reader: &mut dyn PageReader, file: &str) -> Result<TraceStats, SimError> {
+    stats_with_top(reader, file, 0)
+}
+
+/// [`stats`] with the `top` most accessed pages listed (8 more bytes per distinct page
+/// when `top > 0`).
+pub fn stats_with_top(reader: &mut dyn PageReader, file: &str, top: usize) -> Result<TraceStats, SimError> {
     let mut ids = PageTable::new();
     let mut counts: Vec<u64> = Vec::new();
+    let mut page_of: Vec<u64> = Vec::new();
     let mut seq: Option<Vec<u32>> = Some(Vec::new());
     let (mut accesses, mut writes) = (0u64, 0u64);
     while let Some(a) = reader.next_access()? {
@@ -140,6 +150,9 @@ pub fn stats(reader: &mut dyn PageReader, file: &str) -> Result<TraceStats, SimE
         let id = *ids.entry(a.page, fresh);
         if id == fresh {
             counts.push(0);
+            if top > 0 {
+                page_of.push(a.page);
+            }
         }
         counts[id as usize] += 1;
         accesses += 1;
@@ -160,6 +173,12 @@ pub fn stats(reader: &mut dyn PageReader, file: &str) -> Result<TraceStats, SimE
     }
     let pages = counts.len();
     let median_reuse_distance = seq.and_then(|s| median_stack_distance(&s, pages));
+    let mut hottest: Vec<(u64, u64)> = page_of.into_iter().zip(counts.iter().copied()).collect();
+    if top > 0 && top < hottest.len() {
+        hottest.select_nth_unstable_by(top - 1, |a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        hottest.truncate(top);
+    }
+    hottest.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     counts.sort_unstable_by(|a, b| b.cmp(a));
     Ok(TraceStats {
         accesses,
@@ -171,6 +190,7 @@ pub fn stats(reader: &mut dyn PageReader, file: &str) -> Result<TraceStats, SimE
         top1_share: top_share(&counts, 0.01, accesses),
         top10_share: top_share(&counts, 0.10, accesses),
         zipf_alpha: fit_zipf(&counts),
+        hottest,
     })
 }
 
@@ -187,6 +207,29 @@ mod tests {
         // Repeats between do not count twice: a b b b a -> 1 (and the b's 0, 0).
         assert_eq!(median_stack_distance(&[0, 1, 1, 1, 0], 2), Some(0));
         assert_eq!(median_stack_distance(&[0, 1, 2], 3), None);
+    }
+
+    struct Pages(std::vec::IntoIter<u64>);
+
+    impl PageReader for Pages {
+        fn next_access(&mut self) -> Result<Option<super::super::PageAccess>, SimError> {
+            Ok(self.0.next().map(super::super::PageAccess::read))
+        }
+
+        fn records_stores(&self) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn the_hottest_pages_come_most_accessed_first() {
+        let trace = vec![7, 3, 9, 3, 7, 3, 100, 9, 42, 9];
+        let s = stats_with_top(&mut Pages(trace.clone().into_iter()), "t", 3).unwrap();
+        assert_eq!(s.hottest, [(3, 3), (9, 3), (7, 2)], "ties: the lower page first");
+        let all = stats_with_top(&mut Pages(trace.clone().into_iter()), "t", 100).unwrap();
+        assert_eq!(all.hottest.len(), 5, "at most every page");
+        assert_eq!(all.hottest.iter().map(|h| h.1).sum::<u64>(), 10);
+        assert!(stats(&mut Pages(trace.into_iter()), "t").unwrap().hottest.is_empty());
     }
 
     #[test]
