@@ -1,9 +1,9 @@
 """Python overhead: `tierkit.simulate` against `tierkit sim --json` on the same run.
 
-Usage: target/pyenv/bin/python tools/python_overhead.py target/release/tierkit [REPS]
+Usage: target/pyenv/bin/python tools/python_overhead.py target/release/tierkit [REPS] [ACCESSES]
 
 Alternates the two REPS times (default 7) on zipf / tierkit policy / 1:16 / 65,536 pages /
-3M accesses (each call also runs the all-local and oracle references, as the CLI does),
+ACCESSES accesses (default 3M) (each call also runs the all-local and oracle references, as the CLI does),
 checks that both give the same throughput, and prints the median times and their ratio
 (docs/BENCHMARKS.md, "Python package").
 """
@@ -20,9 +20,10 @@ import tierkit
 def main() -> None:
     binary = sys.argv[1]
     reps = int(sys.argv[2]) if len(sys.argv) > 2 else 7
-    run = dict(workload="zipf", policy="tierkit", ratio="1:16", pages=65536, accesses=3_000_000, seed=1)
+    accesses = int(sys.argv[3]) if len(sys.argv) > 3 else 3_000_000
+    run = dict(workload="zipf", policy="tierkit", ratio="1:16", pages=65536, accesses=accesses, seed=1)
     cli = [binary, "sim", "--workload", "zipf", "--policy", "tierkit", "--ratio", "1:16", "--pages", "65536",
-           "--accesses", "3000000", "--seed", "1", "--json"]
+           "--accesses", str(accesses), "--seed", "1", "--json"]
     py_times, cli_times = [], []
     for _ in range(reps):
         start = time.perf_counter()
