@@ -237,6 +237,17 @@ fn another_users_running_kdamond_is_never_disturbed() {
     assert!(matches!(err, DamonError::NoFreeKdamond { nr_kdamonds: 1, running: 1, .. }), "{text}");
     assert!(text.contains("EBUSY") && text.contains("nr_kdamonds"), "{text}");
     assert_eq!(tree.snapshot(), before, "nothing was written");
+    let err = DamonMonitor::check_free(&tree.root).unwrap_err();
+    assert!(matches!(err, DamonError::NoFreeKdamond { nr_kdamonds: 1, running: 1, .. }), "{err}");
+    assert_eq!(tree.snapshot(), before, "checking writes nothing either");
+}
+
+#[test]
+fn a_free_kdamond_passes_the_check_without_a_write() {
+    let tree = Tree::new("check-free");
+    let before = tree.snapshot();
+    DamonMonitor::check_free(&tree.root).unwrap();
+    assert_eq!(tree.snapshot(), before);
 }
 
 #[test]

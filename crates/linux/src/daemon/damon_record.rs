@@ -110,13 +110,14 @@ fn sample_us(aggr_us: u64) -> u64 {
 /// recording.
 pub type Sink<'a> = dyn FnMut(u64, &[Region]) -> Result<(), String> + 'a;
 
-/// Refuses what [`record`] cannot do, before anything is claimed: an aggregation
-/// interval outside 10 ms – 10 s, or no usable DAMON sysfs interface under `cfg.root`.
+/// Refuses what [`record`] cannot do, before anything is claimed (and so before the
+/// program to record is started): an aggregation interval outside 10 ms – 10 s, no
+/// usable DAMON sysfs interface under `cfg.root`, or no kdamond free for tierkit.
 pub fn check(cfg: &DamonRecordConfig) -> Result<(), DamonRecordError> {
     if !(10_000..=10_000_000).contains(&cfg.aggregation.as_micros()) {
         return Err(DamonRecordError::Interval(cfg.aggregation.as_millis()));
     }
-    Ok(DamonMonitor::check_available(&cfg.root)?)
+    Ok(DamonMonitor::check_free(&cfg.root)?)
 }
 
 /// Records `target` with DAMON until it exits, a signal arrives or `cfg.duration`

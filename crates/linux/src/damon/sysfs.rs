@@ -320,6 +320,14 @@ impl DamonMonitor {
         sysfs_io::check_writable(&nr_path).map_err(access_error)
     }
 
+    /// [`check_available`](Self::check_available), and that a kdamond is free for
+    /// tierkit now (none running for another user blocks it), reading only: for callers
+    /// that must know before they start the process to monitor.
+    pub fn check_free(root: &Path) -> Result<(), DamonError> {
+        Self::check_available(root)?;
+        choose_kdamond(&root.join(ADMIN_DIR)).map(|_| ())
+    }
+
     /// Claims a kdamond, sets it up to monitor process `pid`'s virtual address space and
     /// turns it on. On failure the kdamond is given back before the error returns.
     pub fn start(root: &Path, pid: i32, opts: &DamonOptions) -> Result<DamonMonitor, DamonError> {
