@@ -9,7 +9,8 @@ use crate::options::SizeOptions;
 
 /// Accesses of `workload` (sized and configured by `size`, generated with `seed`) per
 /// (time bin, page bin): `time_bins` rows of `page_bins` counts, time bins splitting the
-/// stream into equal numbers of accesses and page bins the footprint into equal ranges.
+/// stream into equal numbers of accesses and page bins the footprint into equal ranges
+/// (counted by [`workload::page_heat`]).
 #[pyfunction]
 pub fn heatmap(
     py: Python<'_>,
@@ -25,25 +26,5 @@ pub fn heatmap(
         )));
     }
     let spec = size.workload(workload, seed)?;
-    py.detach(|| {
-        let mut wl = workload::build(&spec)?;
-        let (pages, total) = (wl.pages().max(1), wl.len().max(1));
-        let mut counts = vec![vec![0u64; page_bins]; time_bins];
-        let mut buf = Vec::with_capacity(4096);
-        let mut done = 0u64;
-        loop {
-            buf.clear();
-            if wl.fill(&mut buf, 4096) == 0 {
-                break;
-            }
-            for a in &buf {
-                let t = ((done as u128 * time_bins as u128) / total as u128).min(time_bins as u128 - 1) as usize;
-                let p = ((a.page as u128 * page_bins as u128) / pages as u128).min(page_bins as u128 - 1) as usize;
-                counts[t][p] += 1;
-                done += 1;
-            }
-        }
-        Ok(counts)
-    })
-    .map_err(to_py)
+    py.detach(|| workload::page_heat(&spec, page_bins, time_bins)).map_err(to_py)
 }

@@ -15,9 +15,12 @@ use tierkit_core::PageKind;
 
 use crate::error::SimError;
 
+pub use heat::page_heat;
+
 mod cachelib;
 mod gap;
 mod gups;
+mod heat;
 mod hotset_shift;
 mod resize;
 mod scan;
