@@ -80,7 +80,8 @@ def simulate(
     """One run as ``tierkit sim``: the summary's keys plus ``"timeline"`` (a dict of columns)."""
 
 def compare(grid_options: _GridOptions, size: _SizeOptions, machine: _MachineOptions) -> list[dict[str, Any]]:
-    """A grid as ``tierkit compare``: one summary dict per (workload, ratio, policy)."""
+    """A grid as ``tierkit compare``: one summary dict per (workload, ratio, policy), with the
+    workload's ``workload_pages``, ``seed`` and ``options`` (a dict of strings) to rebuild its stream."""
 
 def heatmap(workload: str, size: _SizeOptions, seed: int, page_bins: int, time_bins: int) -> list[list[int]]:
     """Accesses of the workload's stream per (time bin, page bin)."""

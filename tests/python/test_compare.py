@@ -19,13 +19,19 @@ def test_grid_rows_equal_cli_json(cli_json):
     assert cells == [(w, r, p) for w in ("zipf", "gups") for r in ("1:32", "1:8") for p in ("tierkit", "tpp", "all-local")]
     assert sorted(df.columns) == sorted(expected[0])
     assert df.to_dict("records") == expected
+    # Each row says how to rebuild its workload's stream (what `tierkit report` needs).
+    assert set(df["seed"]) == {1} and set(df["workload_pages"]) == {4096}
+    assert all(o == {} for o in df["options"])
 
 
 def test_single_values_and_workload_options(cli_json):
     expected = cli_json("compare", "--workload", "ycsb-b", "--ratios", "1:16", "--policies", "lru", *SMALL,
                         "--opt", "alpha=0.8")
+    df = tierkit.compare("ycsb-b", "lru", "1:16", pages=4096, accesses=200_000, alpha=0.8, seed=3)
+    assert df.to_dict("records") != expected, "another seed, another stream"
     df = tierkit.compare("ycsb-b", "lru", "1:16", pages=4096, accesses=200_000, alpha=0.8)
     assert df.to_dict("records") == expected
+    assert expected[0]["options"] == {"alpha": "0.8"} and df["options"].iloc[0] == {"alpha": "0.8"}
     assert df["pct_of_oracle"].iloc[0] == expected[0]["pct_of_oracle"]
 
 

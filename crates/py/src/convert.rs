@@ -16,9 +16,12 @@ pub fn summary<'py>(py: Python<'py>, row: &Row) -> PyResult<Bound<'py, PyDict>> 
     d.set_item("machine", &r.machine)?;
     d.set_item("ratio", format!("{}:{}", r.ratio.0, r.ratio.1))?;
     d.set_item("pages", r.pages)?;
+    d.set_item("workload_pages", r.workload_pages)?;
     d.set_item("fast_pages", r.fast_pages)?;
     d.set_item("accesses", r.accesses)?;
     d.set_item("scale", r.scale)?;
+    d.set_item("seed", r.seed)?;
+    d.set_item("options", &r.options)?;
     d.set_item("wall_ns", r.wall_ns)?;
     d.set_item("throughput", r.throughput)?;
     d.set_item("fast_hit_ratio", r.fast_hit_ratio)?;

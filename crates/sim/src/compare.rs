@@ -223,3 +223,36 @@ pub const DEFAULT_POLICIES: &[&str] = &[
     "hemem",
     "memtis",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload;
+
+    #[test]
+    fn rows_say_how_to_rebuild_their_workload_stream() {
+        let spec = WorkloadSpec::new("gap-pr", 3000, 20_000, 5).with("degree", 8);
+        let grid = Grid {
+            machine: MachineConfig::preset("cxl").unwrap(),
+            workloads: vec![WorkloadSpec::new("zipf", 2000, 20_000, 4).with("alpha", 0.7), spec.clone()],
+            ratios: vec![(1, 8)],
+            policies: vec!["all-local".into(), "lru".into()],
+            seed: 1,
+            scale: 1000,
+            prefault: true,
+            cache_mode: false,
+            measure_acr: false,
+        };
+        let rows = compare(&grid, 2, &|_, _, _| {}).unwrap();
+        assert_eq!(rows.len(), 4);
+        for (row, w) in rows.iter().zip([&grid.workloads[0], &grid.workloads[0], &spec, &spec]) {
+            let r = &row.result;
+            assert_eq!((r.workload.as_str(), r.seed, &r.options), (w.name.as_str(), w.seed, &w.options));
+            assert_eq!((r.workload_pages, r.accesses), (w.pages, w.accesses));
+        }
+        // The graph's footprint only approaches the pages asked for: rebuilding needs both.
+        let gap = &rows[3].result;
+        assert_eq!(gap.pages, workload::build(&spec).unwrap().pages());
+        assert_ne!(gap.pages, gap.workload_pages);
+    }
+}

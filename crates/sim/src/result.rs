@@ -1,5 +1,7 @@
 //! What a run reports.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 /// One point of a run's timeline (a fixed fraction of the run's accesses).
@@ -38,12 +40,20 @@ pub struct RunResult {
     pub ratio: (u64, u64),
     /// Pages of the footprint.
     pub pages: u64,
+    /// The footprint the workload was asked for (its spec's pages, `--pages`): graph,
+    /// matrix and cache workloads build a footprint (`pages`) that only approaches it.
+    pub workload_pages: u64,
     /// Capacity of the fast tier in pages (a cache's size in cache mode).
     pub fast_pages: u64,
     /// Generated accesses simulated.
     pub accesses: u64,
     /// Real misses per generated access.
     pub scale: u64,
+    /// Seed of the workload's stream: with `workload`, `workload_pages`, `accesses` and
+    /// `options` it rebuilds the same stream.
+    pub seed: u64,
+    /// The workload's options (`KEY=VALUE`), as an object of strings.
+    pub options: BTreeMap<String, String>,
     /// Simulated wall time, ns.
     pub wall_ns: f64,
     /// Real misses per simulated second.
