@@ -62,8 +62,9 @@ fi
 "$bin" compare --workload zipf,hotset-shift --ratios 1:16,1:8 --policies all-local,oracle,freqtier,tpp \
 	--pages 4000 --accesses 200000 --json --timeline "$work/timeline" >"$work/results.json"
 "$bin" report "$work/results.json" --timeline "$work/timeline" -o "$work/report.html" --png "$work/png"
-# Per workload one throughput chart; per workload and ratio hit ratio, migration, heat map.
-figures=$((2 + 2 * 2 * 3))
+# Per workload a throughput chart and a page-hotness map; per workload and ratio hit
+# ratio, migration, hit ratio per interval.
+figures=$((2 * 2 + 2 * 2 * 3))
 
 sed 's/<svg[^>]*>.*<\/svg>//g' "$work/report.html" >"$work/no-figures.html"
 if check "$work/no-figures.html" "$figures" >/dev/null; then

@@ -3,14 +3,16 @@
 //! inline SVG (no scripts, no external resources). `--png DIR` also writes each figure
 //! as SVG and PNG, rasterised by headless Chromium.
 //!
-//! Figures: throughput (% of all-local) against the fast:slow ratio per policy, from the
-//! rows; with timelines, per workload and ratio, the fast-tier hit ratio over time, the
-//! migration traffic over time and a heat map. Compare's output has no per-page access
-//! counts, so the heat map is derived from the timelines: one row per policy, one
-//! column per interval, coloured by the share of the interval's accesses the fast tier
-//! served (how much of the hot set the policy held in DRAM then). Without timelines the
-//! page says so and leaves those figures out.
+//! Figures per workload: throughput (% of all-local) against the fast:slow ratio per
+//! policy, from the rows; a page-hotness heat map (accesses per range of page ids over
+//! time, log-scaled), counted from the workload's stream rebuilt from the rows' `seed`,
+//! `options` and sizes (rows of an older compare lack them: the page says so and draws
+//! none; a replayed trace whose file is gone gets a note instead); with timelines, per
+//! ratio, the fast-tier hit ratio over time, the migration traffic over time and the hit
+//! ratio per interval as a heat map (one row per policy, one column per interval).
+//! Without timelines the page says so and leaves those figures out.
 
+mod hotness;
 mod html;
 mod input;
 mod png;
@@ -23,7 +25,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 
 use input::{Interval, ResultRow};
-use svg::{HeatMap, LineChart, Series, XAxis};
+use svg::{HeatMap, HeatRow, LineChart, Series, XAxis};
 
 /// Flags of `tierkit report`.
 #[derive(Args, Debug)]
@@ -37,9 +39,9 @@ pub struct ReportArgs {
     /// Write each figure as DIR/NAME.svg and DIR/NAME.png (needs Debian's `chromium`).
     #[arg(long, value_name = "DIR")]
     pub png: Option<PathBuf>,
-    /// The `--timeline DIR` of the same comparison, for the hit-ratio and migration
-    /// figures over time and the heat map (each policy's fast-tier hit ratio per interval:
-    /// compare's output has no per-page access counts).
+    /// The `--timeline DIR` of the same comparison, for the figures over time: each
+    /// policy's fast-tier hit ratio and migration traffic, and its hit ratio per interval
+    /// as a heat map (the page-hotness map needs no timelines).
     #[arg(long, value_name = "DIR")]
     pub timeline: Option<PathBuf>,
 }
@@ -65,9 +67,20 @@ pub fn run(a: ReportArgs) -> Result<()> {
     if timelines.is_none() {
         notes.push(
             "No timelines given (run `tierkit compare --timeline DIR` and pass `--timeline DIR` here): \
-             the hit-ratio and migration figures over time and the heat map are left out."
+             the hit-ratio and migration figures over time and the hit ratio per interval are left out."
                 .to_string(),
         );
+    }
+    let unbuilt: Vec<&str> = workloads(&rows)
+        .into_iter()
+        .filter(|w| rows.iter().filter(|r| r.workload == *w).all(|r| r.stream.is_none()))
+        .collect();
+    if !unbuilt.is_empty() {
+        notes.push(format!(
+            "No page-hotness map for {}: the rows do not say how the workload was built (no seed and options: \
+             JSON of an older `tierkit compare`; run it again to get them).",
+            unbuilt.join(", ")
+        ));
     }
     let sections: Vec<html::Section> =
         workloads(&rows).into_iter().map(|w| section(w, &rows, timelines.as_ref())).collect();
@@ -156,6 +169,19 @@ fn section<'a>(
         caption: "Throughput of each policy as a percentage of all-local, per fast:slow capacity ratio.".into(),
     }];
     let mut notes = Vec::new();
+    let streams: Vec<_> = rows.iter().filter_map(|r| r.stream.as_ref()).collect();
+    if let Some(spec) = streams.first() {
+        match hotness::figure(workload, spec) {
+            Ok(f) => figures.push(f),
+            Err(note) => notes.push(note),
+        }
+        if streams.iter().any(|s| s != spec) {
+            notes.push(format!(
+                "The rows of {workload} come from differently built streams (seeds, sizes or options): the \
+                 page-hotness map shows the first row's."
+            ));
+        }
+    }
     if let Some(t) = timelines {
         let missing: Vec<String> = idx.iter().filter(|i| !t.contains_key(i)).map(|&i| all[i].timeline_file()).collect();
         if !missing.is_empty() {
@@ -198,7 +224,8 @@ fn distinct<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
     out
 }
 
-/// The hit-ratio and migration charts and the heat map of one workload at one ratio.
+/// The hit-ratio and migration charts and the hit ratio per interval of one workload at
+/// one ratio.
 fn over_time(workload: &str, ratio: (u64, u64), runs: &[(&str, &Vec<Interval>)]) -> Vec<Figure> {
     let label = format!("{workload} {}:{}", ratio.0, ratio.1);
     let stem = format!("{}_{}-{}", slug(workload), ratio.0, ratio.1);
@@ -234,8 +261,20 @@ fn over_time(workload: &str, ratio: (u64, u64), runs: &[(&str, &Vec<Interval>)])
     let heat = HeatMap {
         title: format!("{label}: fast-tier hit ratio per interval"),
         x_label: "% of the run's accesses".into(),
+        y_label: String::new(),
         value_label: "fast-tier hit ratio".into(),
-        rows: runs.iter().map(|(p, t)| (p.to_string(), t.iter().map(|v| v.fast_hit_ratio).collect())).collect(),
+        scale: ["1".into(), "0".into()],
+        rows: runs
+            .iter()
+            .map(|(p, t)| HeatRow {
+                label: p.to_string(),
+                cells: t
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (v.fast_hit_ratio, format!("{p} @ {}: {:.3}", i + 1, v.fast_hit_ratio)))
+                    .collect(),
+            })
+            .collect(),
     };
     vec![
         Figure {
@@ -251,9 +290,9 @@ fn over_time(workload: &str, ratio: (u64, u64), runs: &[(&str, &Vec<Interval>)])
         Figure {
             name: format!("{stem}_heat"),
             svg: heat.render(),
-            caption: "Heat map derived from the timelines: compare's output has no per-page access counts, so \
-                      each cell is a policy's fast-tier hit ratio in one interval (how much of the hot set it \
-                      held in DRAM then)."
+            caption: "Hit ratio per interval: one row per policy, one cell per interval of its timeline, coloured \
+                      by the share of the interval's accesses the fast tier served (how much of the hot set the \
+                      policy held in DRAM then)."
                 .into(),
         },
     ]

@@ -51,6 +51,27 @@ fn compare(dir: &Path) -> (PathBuf, PathBuf, usize) {
     (path, timeline, rows)
 }
 
+/// The `<figure>` element with id `id` in `html`.
+fn figure<'a>(html: &'a str, id: &str) -> &'a str {
+    let start = html.find(&format!("<figure id=\"{id}\">")).unwrap_or_else(|| panic!("no figure {id}"));
+    let len = html[start..].find("</figure>").unwrap();
+    &html[start..start + len]
+}
+
+/// The cells of a page-hotness map, from their hover text: (page range, start of the
+/// time bin in % of the run, accesses).
+fn hotness_cells(map: &str) -> Vec<(&str, f64, u64)> {
+    map.split("<title>pages ")
+        .skip(1)
+        .map(|tip| {
+            let (pages, rest) = tip.split_once(" of the footprint, ").unwrap();
+            let (from, rest) = rest.split_once("%-").unwrap();
+            let count = rest.split_once(" of the run: ").unwrap().1.split_once(" accesses</title>").unwrap().0;
+            (pages, from.parse().unwrap(), count.parse().unwrap())
+        })
+        .collect()
+}
+
 fn assert_self_contained(html: &str) {
     for bad in ["http://", "https://", "src=", "href=", "<script", "<link", "@import", "url("] {
         assert!(!html.contains(bad), "page refers outside itself ({bad})");
@@ -68,17 +89,41 @@ fn report_has_a_row_per_result_and_every_figure_with_timelines() {
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert_eq!(html.matches("<tr class=\"result\">").count(), rows);
-    // Per workload: throughput vs ratio; per workload and ratio: hit ratio, migration, heat map.
-    assert_eq!(html.matches("<svg").count(), 2 + 2 * 2 * 3, "{html}");
-    assert_eq!(html.matches("class=\"figure heat-map\"").count(), 4);
+    // Per workload: throughput vs ratio and page hotness; per workload and ratio: hit
+    // ratio, migration, hit ratio per interval.
+    assert_eq!(html.matches("<svg").count(), 2 * 2 + 2 * 2 * 3, "{html}");
+    assert_eq!(html.matches("class=\"figure heat-map\"").count(), 2 + 4);
     assert_eq!(html.matches("</svg>").count(), html.matches("<svg").count());
-    for title in ["zipf: throughput vs fast:slow ratio", "hotset-shift 1:8: migration traffic over time"] {
+    for title in [
+        "zipf: throughput vs fast:slow ratio",
+        "hotset-shift 1:8: migration traffic over time",
+        "zipf 1:16: fast-tier hit ratio per interval",
+    ] {
         assert!(html.contains(title), "{title} missing");
     }
-    // A heat map row per policy, a cell per interval of its timeline.
+    // Page hotness: 64 page ranges x 50 time bins per workload, every access counted once.
+    let mut moved = Vec::new();
+    for w in ["zipf", "hotset-shift"] {
+        let map = figure(&html, &format!("{w}_page-hotness"));
+        assert!(map.contains(&format!("{w}: page hotness over time")) && map.contains("Page hotness: accesses"));
+        let cells = hotness_cells(map);
+        assert_eq!(cells.len(), 64 * 50);
+        assert_eq!(map.matches("class=\"cell\"").count(), 64 * 50);
+        assert_eq!(cells.iter().map(|c| c.2).sum::<u64>(), 60_000, "{w}");
+        // How much the accesses per page range change from the first half to the second.
+        let mut halves = std::collections::BTreeMap::<&str, [i64; 2]>::new();
+        for (pages, from, n) in &cells {
+            halves.entry(pages).or_default()[usize::from(*from >= 50.0)] += *n as i64;
+        }
+        moved.push(halves.values().map(|[a, b]| (a - b).abs()).sum::<i64>());
+    }
+    // hotset-shift's hot set moves at half-time; Zipf's stays put.
+    assert!(moved[1] > 3 * moved[0], "moved between halves: zipf {}, hotset-shift {}", moved[0], moved[1]);
+    assert!(!html.contains("No page-hotness map"));
+    // Per interval: a heat map row per policy, a cell per interval of its timeline.
     let intervals = std::fs::read_to_string(timeline.join("zipf_1-16_tpp.csv")).unwrap().lines().count() - 1;
     assert!(intervals > 10);
-    assert_eq!(html.matches("class=\"cell\"").count(), 4 * 3 * intervals);
+    assert_eq!(html.matches("class=\"cell\"").count(), 4 * 3 * intervals + 2 * 64 * 50);
     assert!(!html.contains("No timelines given"));
     assert_self_contained(&html);
     let _ = std::fs::remove_dir_all(&dir);
@@ -101,6 +146,10 @@ fn report_without_timelines_the_page_says_so_and_draws_only_the_ratio_figures() 
     assert!(ok, "{err}");
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("No timelines given"), "{html}");
+    // Rows of an older compare, without seed and options: no page hotness, one note.
+    assert_eq!(html.matches("No page-hotness map").count(), 1, "{html}");
+    assert!(html.contains("No page-hotness map for w&lt;1&gt;: the rows do not say how the workload was built"));
+    assert!(!html.contains("page-hotness\""));
     assert_eq!(html.matches("<svg").count(), 1);
     assert_eq!(html.matches("<tr class=\"result\">").count(), 3);
     assert!(html.contains("<td>61.4</td>"), "{html}");
@@ -114,6 +163,28 @@ fn report_without_timelines_the_page_says_so_and_draws_only_the_ratio_figures() 
     // The most constrained ratio comes first on the x axis.
     assert!(html.find(">1:16</text>").unwrap() < html.find(">1:4</text>").unwrap());
     assert_self_contained(&html);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn report_of_a_replayed_trace_whose_file_is_gone_notes_it_instead_of_a_page_hotness_map() {
+    let dir = scratch("gone-trace");
+    let json = dir.join("r.json");
+    let gone = dir.join("gone.csv");
+    let row = format!(
+        r#"[{{"workload":"trace","policy":"lru","ratio":[1,8],"throughput":1e8,"pct_of_all_local":70.0,
+        "fast_hit_ratio":0.5,"promotions":1,"demotions":2,"migrated_bytes":12288,"pages":100,"accesses":1000,
+        "seed":1,"options":{{"path":"{}"}}}}]"#,
+        s(&gone)
+    );
+    std::fs::write(&json, row).unwrap();
+    let page = dir.join("out.html");
+    let (ok, _, err) = tierkit(&["report", s(&json), "-o", s(&page)], &[]);
+    assert!(ok, "{err}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains(&format!("No page-hotness map for trace: its trace file {} is gone", s(&gone))), "{html}");
+    assert!(!html.contains("page-hotness\""));
+    assert_eq!(html.matches("<svg").count(), 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -182,7 +253,7 @@ fn report_png_needs_chromium_and_writes_a_png_per_figure_when_it_is_there() {
     }
     let (ok, _, err) = tierkit(&["report", s(&json), "--png", s(&out)], &[]);
     assert!(ok, "{err}");
-    for name in ["zipf_throughput", "hotset-shift_throughput"] {
+    for name in ["zipf_throughput", "hotset-shift_throughput", "zipf_page-hotness"] {
         let png = std::fs::read(out.join(format!("{name}.png"))).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{name}.png is not a PNG");
         let svg = std::fs::read_to_string(out.join(format!("{name}.svg"))).unwrap();

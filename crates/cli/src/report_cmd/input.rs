@@ -1,9 +1,11 @@
 //! Reading what `tierkit compare` wrote: the `--json` rows and the `--timeline` CSVs.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
+use tierkit_sim::workload::WorkloadSpec;
 
 /// One row of `tierkit compare --json`: one policy on one workload at one ratio.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,6 +34,9 @@ pub struct ResultRow {
     pub tracking_bytes: Option<u64>,
     /// Tiering CPU as a percentage of the application's, when the row has it.
     pub mechanism_cpu_pct: Option<f64>,
+    /// How the workload's stream was built, when the row says (rows of an older
+    /// `tierkit compare` have no `seed` and `options`).
+    pub stream: Option<WorkloadSpec>,
 }
 
 impl ResultRow {
@@ -102,7 +107,28 @@ fn parse_row(v: &Value) -> Result<ResultRow> {
         migrated_bytes: int("migrated_bytes")?,
         tracking_bytes: o.get("tracking_bytes").and_then(Value::as_u64),
         mechanism_cpu_pct: o.get("mechanism_cpu_pct").and_then(Value::as_f64),
+        stream: stream(o, &text("workload")?)?,
     })
+}
+
+/// The spec that rebuilds the row's workload stream: from `seed`, `options`, `accesses`
+/// and `workload_pages` (the footprint asked for; `pages`, the one built, when absent).
+/// `None` when `seed` or `options` is missing; malformed ones are an error.
+fn stream(o: &serde_json::Map<String, Value>, workload: &str) -> Result<Option<WorkloadSpec>> {
+    let (Some(seed), Some(options)) = (o.get("seed"), o.get("options")) else { return Ok(None) };
+    let seed = seed.as_u64().context("field \"seed\" must be a whole number")?;
+    let Value::Object(options) = options else { bail!("field \"options\" must be an object of strings") };
+    let options = options
+        .iter()
+        .map(|(k, v)| match v {
+            Value::String(v) => Ok((k.clone(), v.clone())),
+            _ => bail!("field \"options\": option {k:?} must be a string, not {v}"),
+        })
+        .collect::<Result<BTreeMap<String, String>>>()?;
+    let whole = |k: &str| o.get(k).and_then(Value::as_u64);
+    let pages = whole("workload_pages").or(whole("pages")).context("seed and options without \"pages\"")?;
+    let accesses = whole("accesses").context("seed and options without \"accesses\"")?;
+    Ok(Some(WorkloadSpec { name: workload.to_string(), pages, accesses, seed, options }))
 }
 
 /// Reads one timeline CSV of `tierkit compare --timeline`; errors name the file and line.
@@ -152,6 +178,21 @@ mod tests {
         assert_eq!(rows[0].ratio, (1, 16));
         assert_eq!(rows[0].pct_of_oracle, None);
         assert_eq!(rows[0].timeline_file(), "zipf_1-16_tpp.csv");
+        assert_eq!(rows[0].stream, None, "no seed and options: the stream cannot be rebuilt");
+    }
+
+    #[test]
+    fn seed_and_options_give_the_stream_spec_with_the_pages_asked_for() {
+        let row = ROW
+            .replace('}', r#","pages":1190,"workload_pages":2000,"accesses":500,"seed":3,"options":{"alpha":"0.8"}}"#);
+        let spec = parse_results(&format!("[{row}]")).unwrap()[0].stream.clone().unwrap();
+        assert_eq!(spec, WorkloadSpec::new("zipf", 2000, 500, 3).with("alpha", "0.8"));
+        // Without workload_pages (hand-written rows) the built footprint stands in.
+        let row = ROW.replace('}', r#","pages":1190,"accesses":500,"seed":3,"options":{}}"#);
+        assert_eq!(parse_results(&format!("[{row}]")).unwrap()[0].stream.as_ref().unwrap().pages, 1190);
+        let bad = ROW.replace('}', r#","pages":1,"accesses":5,"seed":3,"options":{"alpha":0.8}}"#);
+        let err = format!("{:#}", parse_results(&format!("[{ROW},{bad}]")).unwrap_err());
+        assert!(err.contains("row 2") && err.contains("\"alpha\" must be a string"), "{err}");
     }
 
     #[test]

@@ -50,16 +50,28 @@ pub struct LineChart {
     pub series: Vec<Series>,
 }
 
-/// A heat map: one row per label, one column per x step, values in 0..=1.
+/// A heat map: rows of cells coloured by a value in 0..=1.
 pub struct HeatMap {
     /// Title above the grid.
     pub title: String,
-    /// X axis label.
+    /// X axis label (the columns span 0..100 of it).
     pub x_label: String,
+    /// Y axis label, left of the row labels (empty: none).
+    pub y_label: String,
     /// What the colour means, shown beside the scale.
     pub value_label: String,
-    /// `(row label, values)`; rows may differ in length.
-    pub rows: Vec<(String, Vec<f64>)>,
+    /// Labels of the scale's top (value 1) and bottom (value 0).
+    pub scale: [String; 2],
+    /// The rows, top first; rows may differ in length.
+    pub rows: Vec<HeatRow>,
+}
+
+/// One row of a [`HeatMap`].
+pub struct HeatRow {
+    /// Label left of the row (empty: none, for dense rows labelled every few).
+    pub label: String,
+    /// `(value in 0..=1, hover text)` per cell.
+    pub cells: Vec<(f64, String)>,
 }
 
 /// Tick positions covering `lo..=hi` at a 1-2-5 step, about `want` of them.
@@ -218,28 +230,30 @@ impl HeatMap {
     pub fn render(&self) -> String {
         let (pw, ph) = (WIDTH as f64 - LEFT - RIGHT - 40.0, HEIGHT as f64 - TOP - BOTTOM);
         let left = LEFT + 40.0;
-        let cols = self.rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(1);
+        let cols = self.rows.iter().map(|r| r.cells.len()).max().unwrap_or(0).max(1);
         let (cw, rh) = (pw / cols as f64, ph / self.rows.len().max(1) as f64);
         let mut out = String::new();
         open(&mut out, &self.title, "figure heat-map");
-        for (r, (label, values)) in self.rows.iter().enumerate() {
+        for (r, row) in self.rows.iter().enumerate() {
             let y = TOP + r as f64 * rh;
-            let _ = write!(
-                out,
-                r#"<text x="{tx}" y="{ty:.1}" text-anchor="end">{l}</text>"#,
-                tx = left - 6.0,
-                ty = y + rh / 2.0 + 4.0,
-                l = esc(label),
-            );
-            for (c, v) in values.iter().enumerate() {
+            if !row.label.is_empty() {
                 let _ = write!(
                     out,
-                    r#"<rect class="cell" x="{:.2}" y="{y:.2}" width="{:.2}" height="{rh:.2}" fill="{}"><title>{} @ {}: {v:.3}</title></rect>"#,
+                    r#"<text x="{tx}" y="{ty:.1}" text-anchor="end">{l}</text>"#,
+                    tx = left - 6.0,
+                    ty = y + rh / 2.0 + 4.0,
+                    l = esc(&row.label),
+                );
+            }
+            for (c, (v, tip)) in row.cells.iter().enumerate() {
+                let _ = write!(
+                    out,
+                    r#"<rect class="cell" x="{:.2}" y="{y:.2}" width="{:.2}" height="{:.2}" fill="{}"><title>{}</title></rect>"#,
                     left + c as f64 * cw,
                     cw + 0.3,
+                    rh + 0.3,
                     heat_colour(*v),
-                    esc(label),
-                    c + 1,
+                    esc(tip),
                 );
             }
         }
@@ -260,6 +274,14 @@ impl HeatMap {
             HEIGHT as f64 - 10.0,
             esc(&self.x_label)
         );
+        if !self.y_label.is_empty() {
+            let _ = write!(
+                out,
+                r#"<text transform="translate(16 {:.1}) rotate(-90)" text-anchor="middle">{}</text>"#,
+                TOP + ph / 2.0,
+                esc(&self.y_label)
+            );
+        }
         // Colour scale.
         let sx = left + pw + 20.0;
         for i in 0..20 {
@@ -274,10 +296,12 @@ impl HeatMap {
         }
         let _ = write!(
             out,
-            r#"<text x="{tx}" y="{t:.1}">1</text><text x="{tx}" y="{b:.1}">0</text><text transform="translate({lx} {cy:.1}) rotate(90)" text-anchor="middle">{l}</text></svg>"#,
+            r#"<text x="{tx}" y="{t:.1}">{top}</text><text x="{tx}" y="{b:.1}">{bottom}</text><text transform="translate({lx} {cy:.1}) rotate(90)" text-anchor="middle">{l}</text></svg>"#,
             tx = sx + 20.0,
             t = TOP + 10.0,
             b = TOP + ph,
+            top = esc(&self.scale[0]),
+            bottom = esc(&self.scale[1]),
             lx = sx + 44.0,
             cy = TOP + ph / 2.0,
             l = esc(&self.value_label),
@@ -323,15 +347,23 @@ mod tests {
 
     #[test]
     fn heat_map_has_a_cell_per_value_coloured_by_value() {
+        let row = |label: &str, values: &[f64]| HeatRow {
+            label: label.into(),
+            cells: values.iter().map(|v| (*v, format!("{label}: {v} <"))).collect(),
+        };
         let map = HeatMap {
             title: "h".into(),
             x_label: "x".into(),
+            y_label: "pages".into(),
             value_label: "v".into(),
-            rows: vec![("p".into(), vec![0.0, 1.0]), ("q".into(), vec![0.5])],
+            scale: ["max 9".into(), "0".into()],
+            rows: vec![row("p", &[0.0, 1.0]), row("", &[0.5])],
         };
         let svg = map.render();
         assert_eq!(svg.matches(r#"class="cell""#).count(), 3);
         assert!(svg.contains(&format!(r#"fill="{}""#, heat_colour(0.0))));
+        assert!(svg.contains("<title>p: 1 &lt;</title>") && svg.contains(">max 9</text>") && svg.contains(">pages<"));
+        assert_eq!(svg.matches(r#"text-anchor="end""#).count(), 1, "an empty label draws nothing");
         assert_eq!(heat_colour(0.0), "#440154");
         assert_eq!(heat_colour(0.5), "#21918c");
         assert_eq!(heat_colour(1.0), "#fde725");
