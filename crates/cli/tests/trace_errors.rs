@@ -126,15 +126,16 @@ fn damaged_text_traces_name_the_line() {
 #[test]
 fn damaged_damo_json_names_the_offset() {
     let dir = scratch("damo");
-    let json = r#"[{"snapshots": [{"regions": [{"start": 4096, "end": 20480, "nr_accesses": 2}]}]}]"#;
+    // Pages 16..20: page 16 takes its turn in the first snapshot (see trace::damon_turns).
+    let json = r#"[{"snapshots": [{"regions": [{"start": 65536, "end": 81920, "nr_accesses": 2}]}]}]"#;
     let (code, _, err) = tierkit(&["trace", "info", &put(&dir, "good.json", json.as_bytes()).display().to_string()]);
     assert_eq!(code, Some(0), "{err}");
-    let cut = cut_after(json, r#""end": 20"#);
+    let cut = cut_after(json, r#""end": 81"#);
     let truncated = put(&dir, "truncated.json", cut.as_bytes());
     refused(&truncated, Some("damo"), &format!("offset {}", cut.len()), "truncated JSON");
-    let corrupted = put(&dir, "corrupted.json", json.replace("20480", "2048").as_bytes());
+    let corrupted = put(&dir, "corrupted.json", json.replace("81920", "8192").as_bytes());
     let region = json.find(r#"{"start""#).unwrap();
-    refused(&corrupted, Some("damo"), &format!("offset {region}"), "region end 2048 is not after its start 4096");
+    refused(&corrupted, Some("damo"), &format!("offset {region}"), "region end 8192 is not after its start 65536");
     std::fs::remove_dir_all(dir).unwrap();
 }
 
