@@ -44,7 +44,7 @@ enum Command {
     Report(report_cmd::ReportArgs),
     /// Show NUMA nodes, memory tiers and which nodes tierkit treats as fast or slow.
     Topology(topology_cmd::TopologyArgs),
-    /// Record a program's page-access trace (Valgrind with a simulated LLC, or perf mem).
+    /// Record a program's page-access trace (Valgrind with a simulated LLC, perf mem, or DAMON).
     Record(record_cmd::RecordArgs),
     /// Work with trace files.
     #[command(subcommand)]

@@ -56,11 +56,12 @@ pub struct RecordArgs {
     /// Ways per set of the simulated last-level cache (valgrind only).
     #[arg(long, default_value_t = 16)]
     llc_ways: usize,
-    /// DAMON's aggregation interval in milliseconds: one snapshot each (damon only).
+    /// DAMON's aggregation interval in milliseconds, 10-10000: one snapshot each (damon
+    /// only; default 100).
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(10..=10_000))]
     aggregation: Option<u64>,
     /// Pages take turns: each snapshot writes one page in STRIDE, so every page is written
-    /// once every STRIDE snapshots (damon only).
+    /// once every STRIDE snapshots (damon only; default 16; 1 writes every page every time).
     #[arg(long, value_name = "STRIDE", value_parser = clap::value_parser!(u64).range(1..))]
     stride: Option<u64>,
     /// Stop recording after S seconds (damon only; default: when the command exits).
