@@ -379,8 +379,8 @@ mod tests {
     /// distribution, boundaries shifting every poll) with half of them on the fast tier:
     /// nothing is worth moving. The tierkit policy, told no access cost per sample, lets
     /// only pages clearly above its threshold push others out: over the last 150 s of 300
-    /// it moved ~140 pages a second here at its default margin of two noise widths, ~400
-    /// at one, ~1,400 without that rule.
+    /// it moved ~400 pages a second here at its default margin of one noise width (~140
+    /// at two), ~1,400 without that rule.
     #[test]
     fn tierkit_rarely_exchanges_pages_damon_cannot_tell_apart() {
         let (pages, fast) = (65_536u64, 34_000u64);
@@ -421,6 +421,6 @@ mod tests {
             }
         }
         let per_s = moved as f64 / 150.0;
-        assert!(per_s < 250.0, "{per_s:.0} pages/s exchanged on noise");
+        assert!(per_s < 700.0, "{per_s:.0} pages/s exchanged on noise");
     }
 }
