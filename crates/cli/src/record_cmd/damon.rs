@@ -15,7 +15,7 @@ use tierkit_linux::daemon::damon_record::{self, DamonRecordConfig};
 use tierkit_linux::daemon::Ended;
 use tierkit_linux::damon::Region;
 use tierkit_linux::signals::Signals;
-use tierkit_linux::target::{Target, TargetExit};
+use tierkit_linux::target::Target;
 use tierkit_sim::trace::{snapshot_samples, DamonRegion, NativeWriter, PageAccess};
 
 /// How to record with DAMON.
@@ -70,11 +70,7 @@ impl Recorded {
     /// The command's exit status: its code, 128 + the signal that ended it, or `None`
     /// when the recording stopped first.
     pub fn exit_code(&self) -> Option<i32> {
-        match self.ended {
-            Ended::TargetExited(TargetExit::Code(c)) => Some(c),
-            Ended::TargetExited(TargetExit::Signal { signal, .. }) => Some(128 + signal),
-            _ => None,
-        }
+        self.ended.exit_code()
     }
 }
 
@@ -87,8 +83,8 @@ pub fn record(cmd: &[String], a: &DamonArgs, out: &Path) -> Result<Recorded> {
         state_dir: a.state_dir.clone(),
     };
     damon_record::check(&cfg).context("cannot record with DAMON")?;
-    let mut writer = NativeWriter::create(out, false)?;
     let signals = Signals::install()?;
+    let mut writer = NativeWriter::create(out, false)?;
     let mut target = match Target::spawn(cmd) {
         Ok(t) => t,
         Err(e) => {

@@ -23,7 +23,7 @@ use super::state::{self, StateError};
 use crate::damon::{DamonError, DamonMonitor, DamonOptions, Poll, Region};
 use crate::procfs::{read_maps, ProcError};
 use crate::signals::Signals;
-use crate::target::{Target, TargetExit};
+use crate::target::Target;
 
 /// How to record.
 #[derive(Clone, Debug)]
@@ -100,12 +100,6 @@ fn clip(regions: &[Region], mapped: &[Range<u64>], out: &mut Vec<Region>) {
     }
 }
 
-/// DAMON's sampling interval for an aggregation interval: the kernel's 5 ms, or a
-/// twentieth of a shorter aggregation (at least 100 µs).
-fn sample_us(aggr_us: u64) -> u64 {
-    (aggr_us / 20).clamp(100, 5_000)
-}
-
 /// What receives each snapshot: its index and the accessed regions; an error ends the
 /// recording.
 pub type Sink<'a> = dyn FnMut(u64, &[Region]) -> Result<(), String> + 'a;
@@ -130,19 +124,16 @@ pub fn record(
     sink: &mut Sink<'_>,
 ) -> Result<DamonRecordOutcome, DamonRecordError> {
     check(cfg)?;
-    let aggr_us = cfg.aggregation.as_micros();
     let acquired = state::acquire(&cfg.root, &cfg.state_dir)?;
     let opts = DamonOptions {
-        sample_us: sample_us(aggr_us as u64),
-        aggr_us: aggr_us as u64,
         state_file: Some(cfg.state_dir.join(state::DAMON_FILE)),
         min_nr_accesses: 1,
-        ..DamonOptions::default()
+        ..DamonOptions::with_aggregation(cfg.aggregation.as_micros() as u64)
     };
     let mut monitor = match DamonMonitor::start(&cfg.root, target.pid() as i32, &opts) {
         Ok(m) => m,
         Err(_) if !target.is_alive() => {
-            return Ok(DamonRecordOutcome { ended: target_exit(target), snapshots: 0, regions: 0 });
+            return Ok(DamonRecordOutcome { ended: Ended::target_gone(target), snapshots: 0, regions: 0 });
         }
         Err(e) => return Err(e.into()),
     };
@@ -157,12 +148,12 @@ pub fn record(
                 return Ok(Ended::Signal(sig));
             }
             if let Poll::Stopped = monitor.poll(&mut regions)? {
-                return Ok(target_exit(target));
+                return Ok(Ended::target_gone(target));
             }
             if maps_read.is_none_or(|t| t.elapsed() >= MAPS_REFRESH) {
                 match mapped_ranges(cfg, pid) {
                     Ok(m) => mapped = m,
-                    Err(_) if !target.is_alive() => return Ok(target_exit(target)),
+                    Err(_) if !target.is_alive() => return Ok(Ended::target_gone(target)),
                     Err(e) => return Err(e.into()),
                 }
                 maps_read = Some(Instant::now());
@@ -176,7 +167,7 @@ pub fn record(
                 return Ok(Ended::Duration(d));
             }
             if !target.is_alive() {
-                return Ok(target_exit(target));
+                return Ok(Ended::target_gone(target));
             }
         }
     })();
@@ -185,10 +176,6 @@ pub fn record(
     let ended = result?;
     stopped?;
     Ok(DamonRecordOutcome { ended, snapshots, regions: count })
-}
-
-fn target_exit(target: &mut Target) -> Ended {
-    Ended::TargetExited(target.wait_timeout(Duration::from_secs(1)).unwrap_or(TargetExit::Unknown))
 }
 
 #[cfg(test)]
@@ -212,13 +199,6 @@ mod tests {
             [r(0x1000, 0x3000, 4), r(0x4000, 0x5000, 7), r(0x8000, 0x9000, 7), r(0x2f000, 0x30000, 2)],
             "a region over a gap keeps only its mapped parts; one wholly in a gap vanishes"
         );
-    }
-
-    #[test]
-    fn sampling_follows_the_aggregation_interval() {
-        assert_eq!(sample_us(100_000), 5_000, "the kernel's 5 ms at 100 ms aggregation");
-        assert_eq!(sample_us(20_000), 1_000, "twenty checks per shorter interval");
-        assert_eq!(sample_us(1_000), 100, "never below 100 us");
     }
 
     #[test]

@@ -281,12 +281,9 @@ impl Sampler {
     fn open(cfg: &ProfileConfig, pid: u32) -> Result<(Sampler, ProfileMethod), ProfileError> {
         let damon = || -> Result<Sampler, ProfileError> {
             let acquired = state::acquire(&cfg.root, &cfg.state_dir)?;
-            let aggr_us = (cfg.interval.as_micros() as u64).max(1000);
             let opts = DamonOptions {
-                sample_us: (aggr_us / 20).clamp(100, 5_000),
-                aggr_us,
                 state_file: Some(cfg.state_dir.join(state::DAMON_FILE)),
-                ..DamonOptions::default()
+                ..DamonOptions::with_aggregation(cfg.interval.as_micros() as u64)
             };
             let monitor = DamonMonitor::start(&cfg.root, pid as i32, &opts)?;
             Ok(Sampler::Damon { monitor, regions: Vec::new(), _lock: acquired.lock })
@@ -378,7 +375,7 @@ pub fn profile(
                 Ok(observed) => observed,
                 Err(e) => return gone_or(target, e),
             };
-            let Some(observed) = observed else { return Ok(target_exit(target)) };
+            let Some(observed) = observed else { return Ok(Ended::target_gone(target)) };
             let snapshot = tracker.observe(started.elapsed().as_secs_f64(), &observed);
             intervals += 1;
             report(method, &snapshot);
@@ -386,7 +383,7 @@ pub fn profile(
                 return Ok(Ended::Duration(d));
             }
             if !target.is_alive() {
-                return Ok(target_exit(target));
+                return Ok(Ended::target_gone(target));
             }
         }
     })();
@@ -396,14 +393,10 @@ pub fn profile(
     Ok(ProfileOutcome { method, ended: result?, intervals })
 }
 
-fn target_exit(target: &mut Target) -> Ended {
-    Ended::TargetExited(target.wait_timeout(Duration::from_secs(1)).unwrap_or(TargetExit::Unknown))
-}
-
 /// A failure that only means the target exited, or the failure itself.
 fn gone_or(target: &mut Target, e: ProfileError) -> Result<Ended, ProfileError> {
     if matches!(e, ProfileError::Proc(ProcError::Gone { .. })) || !target.is_alive() {
-        Ok(target_exit(target))
+        Ok(Ended::target_gone(target))
     } else {
         Err(e)
     }

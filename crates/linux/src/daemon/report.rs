@@ -18,7 +18,7 @@
 use std::time::Duration;
 
 use crate::status::{format_duration, format_summary, Ending, Summary};
-use crate::target::TargetExit;
+use crate::target::{Target, TargetExit};
 
 /// Why the daemon stopped.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,6 +42,21 @@ impl Ended {
             Ended::Duration(_) => "duration",
             Ended::Error(_) => "error",
         }
+    }
+
+    /// The exit code of a target tierkit started and saw end: its code, or 128 + the
+    /// signal that killed it; `None` otherwise.
+    pub fn exit_code(&self) -> Option<i32> {
+        match self {
+            Ended::TargetExited(TargetExit::Code(code)) => Some(*code),
+            Ended::TargetExited(TargetExit::Signal { signal, .. }) => Some(128 + signal),
+            _ => None,
+        }
+    }
+
+    /// The target's end, once it is gone (waiting up to a second to reap it).
+    pub fn target_gone(target: &mut Target) -> Ended {
+        Ended::TargetExited(target.wait_timeout(Duration::from_secs(1)).unwrap_or(TargetExit::Unknown))
     }
 }
 
@@ -82,11 +97,7 @@ impl Report {
     /// The exit code of the target, when tierkit started it and saw it end:
     /// its code, or 128 + the signal that killed it.
     pub fn target_exit_code(&self) -> Option<i32> {
-        match self.ended {
-            Ended::TargetExited(TargetExit::Code(code)) => Some(code),
-            Ended::TargetExited(TargetExit::Signal { signal, .. }) => Some(128 + signal),
-            _ => None,
-        }
+        self.ended.exit_code()
     }
 
     /// The `key=value` line of the summary block.

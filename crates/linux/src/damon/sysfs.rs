@@ -96,6 +96,14 @@ impl Default for DamonOptions {
 }
 
 impl DamonOptions {
+    /// The kernel's defaults with aggregation interval `aggr_us` (at least 1 ms) and
+    /// twenty checks in it: the kernel's 5 ms sampling, or a twentieth of a shorter
+    /// interval (at least 100 µs).
+    pub fn with_aggregation(aggr_us: u64) -> Self {
+        let aggr_us = aggr_us.max(1_000);
+        DamonOptions { sample_us: (aggr_us / 20).clamp(100, 5_000), aggr_us, ..DamonOptions::default() }
+    }
+
     /// Checks what the kernel would refuse only when the kdamond is turned on.
     fn validate(&self) -> Result<(), DamonError> {
         let problem = if self.sample_us == 0 {
@@ -670,6 +678,17 @@ mod tests {
         let text = access_error(source).to_string();
         assert!(text.starts_with("DAMON not available here because"), "{text}");
         assert!(text.contains("root (CAP_SYS_ADMIN)") && text.contains("nr_kdamonds"), "{text}");
+    }
+
+    #[test]
+    fn sampling_follows_the_aggregation_interval() {
+        let at = |aggr_us| {
+            let o = DamonOptions::with_aggregation(aggr_us);
+            (o.sample_us, o.aggr_us)
+        };
+        assert_eq!(at(100_000), (5_000, 100_000), "the kernel's 5 ms at 100 ms aggregation");
+        assert_eq!(at(20_000), (1_000, 20_000), "twenty checks per shorter interval");
+        assert_eq!(at(10), (100, 1_000), "at least 1 ms aggregation and 100 us sampling");
     }
 
     #[test]
