@@ -46,6 +46,11 @@ pub struct LiveOptions {
     /// Stop after S seconds (default: when the target exits).
     #[arg(long, value_name = "S", value_parser = parse_seconds)]
     duration: Option<Duration>,
+    /// With DAMON: once the placement stops improving, poll DAMON less often (up to 1 in
+    /// 16 aggregation intervals) while tierkit's own CPU exceeds PCT% of a core (the
+    /// kdamond's time is the kernel's, reported beside it); 0 = always poll every interval.
+    #[arg(long, value_name = "PCT", default_value = "2", value_parser = parse_percent)]
+    cpu_budget: f64,
     /// Policy tick in milliseconds (default: the policy's own, 100 ms).
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     tick: Option<u64>,
@@ -101,6 +106,15 @@ fn parse_seconds_or_zero(text: &str) -> Result<Duration> {
     Duration::try_from_secs_f64(secs).with_context(|| format!("{text:?}: expected a number of seconds from 0"))
 }
 
+/// A percentage from 0 to 100 (`2`, `0.5`).
+fn parse_percent(text: &str) -> Result<f64> {
+    let pct: f64 = text.trim().parse().with_context(|| format!("{text:?}: expected a percentage, like 2 or 0.5"))?;
+    if !(0.0..=100.0).contains(&pct) {
+        bail!("{text:?}: expected a percentage from 0 to 100");
+    }
+    Ok(pct)
+}
+
 /// The state directory: `--state-dir`, else `TIERKIT_STATE_DIR`, else /run/tierkit.
 pub fn state_dir(flag: Option<PathBuf>) -> PathBuf {
     flag.or_else(|| std::env::var_os(STATE_DIR_ENV).map(PathBuf::from)).unwrap_or_else(|| DEFAULT_STATE_DIR.into())
@@ -118,6 +132,7 @@ impl LiveOptions {
             overrides: TopologyOverrides { fast: self.fast.map(|l| l.0), slow: self.slow.map(|l| l.0) },
             duration: self.duration,
             tick: self.tick.map(Duration::from_millis),
+            cpu_budget: self.cpu_budget / 100.0,
             state_dir: state_dir(self.state_dir),
             ..DaemonConfig::default()
         }

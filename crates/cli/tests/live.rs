@@ -79,10 +79,15 @@ fn bad_usage_exits_2() {
         &["profile", "--duration", "1"][..],
         &["profile", "--interval", "1", "--", "true"][..],
         &["attach", "--max-mbps", "0", "1"][..],
+        &["attach", "--cpu-budget", "101", "1"][..],
+        &["attach", "--cpu-budget", "-1", "1"][..],
+        &["run", "--cpu-budget", "two", "--", "true"][..],
     ] {
         let (code, _, err) = run("usage", args);
         assert_eq!(code, Some(2), "{args:?}: {err}");
     }
+    let (_, _, err) = run("usage", &["attach", "--cpu-budget", "101", "1"]);
+    assert!(err.contains("expected a percentage from 0 to 100"), "{err}");
     let (code, _, err) = run("usage", &["run", "--source", "perf", "--metrics", "256.0.0.1:1", "--", "true"]);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("--metrics 256.0.0.1:1: cannot listen there"), "{err}");

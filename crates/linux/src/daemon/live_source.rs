@@ -184,6 +184,9 @@ pub struct DamonLive {
     /// Polls that made samples: the units' turn ([`regions_to_samples`]).
     polls: u64,
     rng: SampleRng,
+    /// Polled every `stretch`-th aggregation interval, a poll makes `1/stretch` of the
+    /// samples the time since the previous one would give ([`super::cadence`]).
+    stretch: u32,
 }
 
 /// The perf source's state.
@@ -305,6 +308,7 @@ impl LiveSource {
                     last_poll: None,
                     polls: 0,
                     rng: SampleRng::new(u64::from(setup.pid) ^ crate::perf::monotonic_ns()),
+                    stretch: 1,
                 }))
             }
             SourceKind::Perf => {
@@ -368,6 +372,23 @@ impl LiveSource {
                     k.guard.iter().flat_map(|g| g.saved()).map(|(knob, _)| knob.to_string()).collect();
                 format!("kernel (numa_balancing=2, demotion_enabled=true; changed {})", knobs.join(", "))
             }
+        }
+    }
+
+    /// DAMON's aggregation interval (`None` for the other sources).
+    pub fn aggregation(&self) -> Option<Duration> {
+        match self {
+            LiveSource::Damon(d) => Some(d.aggregation),
+            _ => None,
+        }
+    }
+
+    /// Sets the stretch of a DAMON source's polls ([`super::cadence`]): the caller polls
+    /// every `stretch`-th aggregation interval, and each poll makes `1/stretch` of the
+    /// samples of the time since the previous one. Other sources ignore it.
+    pub fn set_stretch(&mut self, stretch: u32) {
+        if let LiveSource::Damon(d) = self {
+            d.stretch = stretch.max(1);
         }
     }
 
@@ -494,8 +515,10 @@ impl DamonLive {
         let Some(monitor) = self.monitor.as_mut() else { return Ok(Polled { target_gone: true, ..Polled::default() }) };
         let now = Instant::now();
         // The regions describe one aggregation interval: after a long pause (a backlog of
-        // moves) they stand for at most a second of samples.
-        let elapsed = self.last_poll.map_or(self.aggregation, |t| now.duration_since(t)).min(Duration::from_secs(1));
+        // moves) they stand for at most a second of samples; polled every `stretch`-th
+        // interval on purpose, for `1/stretch` of the time since the previous poll.
+        let since = self.last_poll.map_or(self.aggregation, |t| now.duration_since(t));
+        let elapsed = (since / self.stretch.max(1)).min(Duration::from_secs(1));
         self.last_poll = Some(now);
         if let Poll::Stopped = monitor.poll(&mut self.regions)? {
             return Ok(Polled { target_gone: true, ..Polled::default() });

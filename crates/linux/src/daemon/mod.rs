@@ -16,10 +16,14 @@
 //! 4. updates the metrics and prints a status line every `--status-every`;
 //! 5. sleeps until the next tick (a signal ends the sleep at once).
 //!
+//! With DAMON, a run whose placement has stopped improving polls less often, to stay
+//! within `--cpu-budget` ([`cadence`]).
+//!
 //! tierkit never signals, stops or kills its target. Kernel state (DAMON's kdamond, the
 //! tiering knobs) is given back on every exit path, and a run that was killed is
 //! recovered by the next one ([`state`]).
 
+pub mod cadence;
 pub mod damon_record;
 pub mod damon_samples;
 pub mod dry_run;
@@ -78,6 +82,9 @@ pub struct DaemonConfig {
     pub duration: Option<Duration>,
     /// Policy tick; `None`: the policy's own.
     pub tick: Option<Duration>,
+    /// The share of one core tierkit holds itself to once the placement stops improving
+    /// (DAMON source; see [`cadence`]); 0: always poll every aggregation interval.
+    pub cpu_budget: f64,
     /// Root of sysfs/procfs for topology, DAMON and the kernel knobs (`/`).
     pub root: PathBuf,
     /// Directory of the lock and crash-recovery state files.
@@ -97,6 +104,7 @@ impl Default for DaemonConfig {
             overrides: TopologyOverrides::default(),
             duration: None,
             tick: None,
+            cpu_budget: cadence::DEFAULT_CPU_BUDGET,
             root: PathBuf::from("/"),
             state_dir: PathBuf::from(DEFAULT_STATE_DIR),
         }

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use tierkit_core::{Event, Memory, Page, SourceRequest, MILLISECOND, PAGE_SIZE};
 
+use super::cadence::Cadence;
 use super::engine::Engine;
 use super::engine::Round;
 use super::live_source::{LiveSource, SourceKind};
@@ -48,6 +49,8 @@ const MOVE_STEP_PAGES: (usize, usize) = (256, 16_384);
 const MOVE_ROUND: Duration = Duration::from_secs(1);
 /// The metric family of the kdamond's CPU time (DAMON source only).
 const KDAMOND_CPU: &str = "tierkit_kdamond_cpu_seconds_total";
+/// The metric family of the polls' stretch ([`Cadence`]; DAMON source only).
+const POLL_STRETCH: &str = "tierkit_poll_stretch";
 
 /// CPU time of this process since `start_ns` on its CPU clock (nanosecond precision,
 /// unlike `/proc/self/stat`'s clock ticks).
@@ -118,6 +121,10 @@ pub(super) struct Session<'a> {
     /// published to the metrics.
     published_errors: BTreeMap<i32, u64>,
     published_held: HeldBack,
+    /// How often the source is polled under the CPU budget (DAMON, not in a dry run).
+    cadence: Option<Cadence>,
+    /// When the source is polled next.
+    next_poll: Instant,
 }
 
 impl<'a> Session<'a> {
@@ -150,6 +157,16 @@ impl<'a> Session<'a> {
         if let Some(engine) = engine.as_mut() {
             engine.set_reachable(reachable_tiers(&process, &process.resident_by_tier()));
         }
+        let cadence = (engine.is_some() && !cfg.dry_run && cfg.cpu_budget > 0.0 && source.aggregation().is_some())
+            .then(|| Cadence::new(cfg.cpu_budget, now, own_cpu_since(started_cpu), (0, 0)));
+        if cadence.is_some() {
+            metrics.shared().with(|r| {
+                let help = "DAMON is polled every this many aggregation intervals (1: every one; more while \
+                            tierkit's CPU exceeds --cpu-budget and the fast tier is not filling).";
+                let _ = r.declare(POLL_STRETCH, Kind::Gauge, help);
+                let _ = r.set(POLL_STRETCH, &[], 1.0);
+            });
+        }
         let mut session = Self {
             telemetry: TelemetryBuilder::new(source.accesses_per_sample(), process.now()),
             cfg,
@@ -181,6 +198,8 @@ impl<'a> Session<'a> {
             phases: PhaseMeter::default(),
             published_errors: BTreeMap::new(),
             published_held: HeldBack::default(),
+            cadence,
+            next_poll: now,
         };
         session.publish_gauges();
         session
@@ -258,7 +277,8 @@ impl<'a> Session<'a> {
                 Ended::Error(err)
             }
         };
-        let skip_poll = self.backlog && self.source.as_ref().is_some_and(LiveSource::blocks);
+        let skip_poll =
+            (self.backlog && self.source.as_ref().is_some_and(LiveSource::blocks)) || Instant::now() < self.next_poll;
         let polled = if skip_poll {
             false
         } else {
@@ -276,6 +296,9 @@ impl<'a> Session<'a> {
             });
         }
         self.measured(Phase::Policy, Self::deliver);
+        if !skip_poll {
+            self.adapt_cadence();
+        }
         self.measured(Phase::Moves, |s| s.execute(signals, log));
         let now = Instant::now();
         if now >= self.next_tick {
@@ -319,6 +342,28 @@ impl<'a> Session<'a> {
             self.kernel_published = (moves.promoted, moves.demoted);
         }
         Ok(polled.target_gone)
+    }
+
+    /// After a poll: the stretch's window may end ([`Cadence`]); the next poll is due
+    /// `stretch - 1` aggregation intervals from now (the poll then waits for the next).
+    fn adapt_cadence(&mut self) {
+        let (Some(cadence), Some(source)) = (self.cadence.as_mut(), self.source.as_mut()) else { return };
+        let now = Instant::now();
+        let cpu = own_cpu_since(self.started_cpu);
+        let moved = self.engine.as_ref().map_or((0, 0), |e| (e.totals().promoted, e.totals().demoted));
+        if let Some(decision) = cadence.after_poll(now, cpu, moved) {
+            source.set_stretch(decision.stretch);
+            self.metrics.shared().with(|r| {
+                let _ = r.set(POLL_STRETCH, &[], f64::from(decision.stretch));
+            });
+        }
+        let period = source.aggregation().unwrap_or(self.tick);
+        self.next_poll = now + period * (cadence.stretch() - 1);
+    }
+
+    /// The current stretch of the polls (1 without a [`Cadence`]).
+    fn stretch(&self) -> u32 {
+        self.cadence.as_ref().map_or(1, Cadence::stretch)
     }
 
     /// Hands the collected events to the policy.
@@ -405,7 +450,8 @@ impl<'a> Session<'a> {
     fn on_tick(&mut self) {
         let now = Instant::now();
         if now >= self.next_free {
-            self.next_free = now + FREE_EVERY;
+            // Between reads the moves keep the room current; a stretched run reads less often.
+            self.next_free = now + FREE_EVERY * self.stretch();
             let _ = self.phases.measure(Phase::View, || self.process.refresh_free());
         }
         let (process, telemetry, engine) = (&self.process, &mut self.telemetry, self.engine.as_mut());
@@ -425,7 +471,8 @@ impl<'a> Session<'a> {
             Ok(_) => {
                 let cost = began.elapsed();
                 self.refresh_failures = 0;
-                self.next_refresh = Instant::now() + REFRESH_MIN.max(cost * REFRESH_COST_SHARE);
+                // Settled runs poll less often and rebuild the view less often as well.
+                self.next_refresh = Instant::now() + REFRESH_MIN.max(cost * REFRESH_COST_SHARE) * self.stretch();
             }
             Err(ProcessError::Gone { .. }) => return Ok(()), // the next pass sees `gone()`
             Err(e) => {
@@ -521,6 +568,9 @@ impl<'a> Session<'a> {
             if let Some(cpu) = k.cpu() {
                 text.push_str(&format!(" | kdamond cpu {:.1}%", k.meter.update(cpu)));
             }
+        }
+        if self.stretch() > 1 {
+            text.push_str(&format!(" | budget: 1 poll in {}", self.stretch()));
         }
         let _ = writeln!(log, "tierkit: status {text}");
     }
