@@ -80,9 +80,10 @@ pub struct AttachArgs {
 
 /// NUMA node numbers given on the command line.
 #[derive(Clone, Debug)]
-struct NodeList(Vec<u32>);
+pub struct NodeList(pub Vec<u32>);
 
-fn parse_nodes(text: &str) -> Result<NodeList> {
+/// A node list, `0,1` or `2-3`.
+pub fn parse_nodes(text: &str) -> Result<NodeList> {
     let nodes =
         parse_list(text).with_context(|| format!("node list {text:?}: expected node numbers like 0,1 or 2-3"))?;
     Ok(NodeList(nodes))

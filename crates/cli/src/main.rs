@@ -6,6 +6,7 @@ mod compare_cmd;
 mod list_cmd;
 mod live_cmd;
 mod machine_args;
+mod move_cmd;
 mod profile_cmd;
 mod record_cmd;
 mod report_cmd;
@@ -38,6 +39,8 @@ enum Command {
     Run(live_cmd::RunArgs),
     /// Tier a running process until it exits or tierkit gets SIGINT/SIGTERM.
     Attach(live_cmd::AttachArgs),
+    /// Move a running process's pages to the fast or slow tier once, with tierkit's mover.
+    Move(move_cmd::MoveArgs),
     /// Heat report of a process: hot/warm/cold fractions per mapping over time (moves nothing).
     Profile(profile_cmd::ProfileArgs),
     /// Render `compare --json` results (and timelines) as one self-contained HTML page.
@@ -73,6 +76,7 @@ fn main() -> anyhow::Result<()> {
         Command::Topology(a) => topology_cmd::run(a),
         Command::Run(a) => live_cmd::run(a),
         Command::Attach(a) => live_cmd::attach(a),
+        Command::Move(a) => move_cmd::run(a),
         Command::Profile(a) => profile_cmd::run(a),
         Command::Report(a) => report_cmd::run(a),
         Command::List => {

@@ -82,6 +82,9 @@ fn bad_usage_exits_2() {
         &["attach", "--cpu-budget", "101", "1"][..],
         &["attach", "--cpu-budget", "-1", "1"][..],
         &["run", "--cpu-budget", "two", "--", "true"][..],
+        &["move", "--to", "dram", "1"][..],
+        &["move", "1"][..],
+        &["move", "--to", "fast", "--range", "0x2000-0x1000", "1"][..],
     ] {
         let (code, _, err) = run("usage", args);
         assert_eq!(code, Some(2), "{args:?}: {err}");

@@ -17,6 +17,10 @@
 #                    moves phase) against the raw loop's (its own user + system time), which
 #                    leaves out what the two wall-clock rates also measure: the share of the two
 #                    vCPUs each got beside the reader thread and (tierkit's) kdamond.
+#   mover-only       `tierkit move PID --to fast --range R` (the daemon's mover without a source or
+#                    a policy) against the raw loop right after it, both self-timed, beside the
+#                    reader thread only: pages/s, CPU per page and calls.
+#   move-command     (asserted) `tierkit move` moved what it reports, nearly the whole range.
 #   move-accounting  (asserted) the summary's promoted_pages are pages that really moved.
 #   status-cadence   (asserted) tierkit's status lines (--status-every 1) keep coming while it moves
 #                    pages (at least 3); the longest gap is reported as a VMBENCH line, not asserted.
@@ -35,7 +39,7 @@
 #   cpu-budget       (asserted) in the budgeted run, tierkit stretched its polls (status lines). Under TCG every CPU figure is inflated by
 #                    the emulation: the share divided by the tcg-slowdown factor is reported beside it
 #                    as an estimate for the same work on the host's CPU.
-# vmtest-timeout: 150
+# vmtest-timeout: 200
 . /vmtest/guest/lib.sh
 # Node 0 whole again, should a scenario killed at its time limit have left huge pages reserved on it.
 echo 0 > $HP
@@ -121,7 +125,37 @@ watch $wpid "$range" $!
 wait $!
 raw3_best=$(best "$trail")
 echo "  raw (pair 2): $(cat /tmp/raw3.out)"
+# The mover alone: `tierkit move` (the daemon's mover, no source, no policy) against the raw loop,
+# back to back, each timing its own calls; both run beside the reader thread only.
+tierkit move $wpid --to slow --range "$range" > /tmp/tmv_slow.out 2> /tmp/tmv_slow.err
+echo "  tierkit move --to slow: $(cat /tmp/tmv_slow.out)"
+before=$(kv node0 "$(placement $wpid "$range")")
+tierkit move $wpid --to fast --range "$range" > /tmp/tmv.out 2> /tmp/tmv.err
+after=$(kv node0 "$(placement $wpid "$range")")
+echo "  tierkit move --to fast: $(cat /tmp/tmv.out)"
+sed 's/^/  /' /tmp/tmv.err | head -3
+echo "  raw back: $(move_pid $wpid "$range" --to 1 --batch 512)"
+move_pid $wpid "$range" --to 0 --batch 512 > /tmp/raw4.out 2>&1
+echo "  raw (mover pair): $(cat /tmp/raw4.out)"
 kill -9 $wpid; wait $wpid
+# Asserted: `tierkit move` moved what it says it moved, and (nearly) the whole range.
+mv_moved=$(kv moved "$(cat /tmp/tmv.out)")
+# (A little slack, as for move-accounting: a huge page is one unit of the mover.)
+diff=$((${after:-0} - ${before:-0}))
+if [ -n "$mv_moved" ] && [ "$mv_moved" -le $((diff + 1024)) ] && [ "$mv_moved" -ge $((diff - 1024)) ] &&
+    [ "${after:-0}" -ge $(($(kv total "$start") * 95 / 100)) ] &&
+    [ "$(kv complete "$(cat /tmp/tmv.out)")" = true ]; then
+    pass move-command "tierkit move --to fast moved $mv_moved pages; node 0 held $before of the range's pages before, $after after"
+else
+    fail move-command "tierkit move said moved=${mv_moved:-?} but node 0 went from $before to $after pages: $(cat /tmp/tmv.out /tmp/tmv.err | tr '\n' ' ' | cut -c1-300)"
+fi
+mv_rate=$(kv pages_per_s "$(cat /tmp/tmv.out)"); raw4_rate=$(kv pages_per_s "$(cat /tmp/raw4.out)")
+mv_us=$(awk -v c="$(kv cpu_seconds "$(cat /tmp/tmv.out)")" -v n="$mv_moved" 'BEGIN { printf "%.1f", (n > 0 ? c * 1e6 / n : 0) }')
+raw4_us=$(awk -v c="$(kv cpu_seconds "$(cat /tmp/raw4.out)")" -v n="$(kv moved "$(cat /tmp/raw4.out)")" \
+    'BEGIN { printf "%.1f", (n > 0 ? c * 1e6 / n : 0) }')
+bench mover-only pages=$(kv total "$start") tierkit_move_pages_per_s=${mv_rate:-0} raw_pages_per_s=${raw4_rate:-0} \
+    tierkit_pct_of_raw=$(rate "${mv_rate%.*}" "${raw4_rate%.*}") tierkit_cpu_us_per_page=$mv_us raw_cpu_us_per_page=$raw4_us \
+    tierkit_calls=$(kv calls "$(cat /tmp/tmv.out)") raw_calls=$(kv calls "$(cat /tmp/raw4.out)")
 grep -E '^tierkit: (status|ended=)' /tmp/tm.log | sed 's/^/  /'
 echo "  tierkit: node0 pages by time (cs:count):$tk_trail"
 tk_best=$(best "$tk_trail")
