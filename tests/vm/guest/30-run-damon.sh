@@ -17,11 +17,11 @@
 # at 13 s, so the last query is at 21 s. Runs so far: hot 60-93% at 13 s, cold on node 1 79-95%;
 # the bars leave room for a slower machine, while a heat-blind policy (hot = cold) or no tiering
 # (hot 0%) fails.
-# The run's CPU budget is 14% of a core (--cpu-budget 14): under the emulation every step of
-# tierkit's costs ~7x (tcg-slowdown: 4.7-9.8x), so that is the guest's equivalent of the default 2%
-# on a native core. With the default (the guest's 2%, seven times stricter than natively) the hot
-# set reached 44 and 48% at 21 s in two runs against 61 and 75% without a budget: on a full
-# node 0 the exchanges the hot set needs go at the budget's pace (docs/LIVE.md, the CPU budget).
+# The runs have no CPU budget (--cpu-budget 0): the scenario asserts placement, and the budget's
+# price on it depends on how slow the emulation is that day (tcg-slowdown 4.7-12.8x). Measured by
+# hand: the default 2% (in the guest, 5-13 times stricter than 2% of a native core) left the hot
+# set at 44 and 48% at 21 s against 61 and 75% without a budget; --cpu-budget 14 at 85% and 59%,
+# and 38% in a CI run whose guest was 12.8x slower than the host (docs/LIVE.md, the CPU budget).
 # Then, reported only (VMBENCH run-damon-scattered): the same run with the hot pages shuffled one
 # by one over the whole buffer, where every DAMON region mixes hot and cold pages.
 # vmtest-timeout: 90
@@ -62,7 +62,7 @@ base=$(share 0 "$bhot")
 # line) and wpid; files /tmp/RUN.{out,err,hot,cold}.
 tiered() {
     r=$1
-    tierkit run --policy tierkit --source damon --cpu-budget 14 --status-every 1 -- \
+    tierkit run --policy tierkit --source damon --cpu-budget 0 --status-every 1 -- \
         $ZIPF --cluster-pages $2 --seconds $3 --hot-out /tmp/$r.hot --cold-out /tmp/$r.cold > /tmp/$r.out 2> /tmp/$r.err &
     tpid=$!
     ready=$(wait_line /tmp/$r.out '^READY' 30) || return 1

@@ -450,7 +450,8 @@ impl<'a> Session<'a> {
     fn on_tick(&mut self) {
         let now = Instant::now();
         if now >= self.next_free {
-            // Between reads the moves keep the room current; a stretched run reads less often.
+            // Between reads the moves keep the room current; under the CPU budget a stretched
+            // run reads less often.
             self.next_free = now + FREE_EVERY * self.stretch();
             let _ = self.phases.measure(Phase::View, || self.process.refresh_free());
         }
@@ -471,7 +472,7 @@ impl<'a> Session<'a> {
             Ok(_) => {
                 let cost = began.elapsed();
                 self.refresh_failures = 0;
-                // Settled runs poll less often and rebuild the view less often as well.
+                // Under the CPU budget a stretched run rebuilds the view less often as well.
                 self.next_refresh = Instant::now() + REFRESH_MIN.max(cost * REFRESH_COST_SHARE) * self.stretch();
             }
             Err(ProcessError::Gone { .. }) => return Ok(()), // the next pass sees `gone()`
