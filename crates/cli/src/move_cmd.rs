@@ -74,10 +74,10 @@ fn parse_range(text: &str) -> Result<(u64, u64)> {
     Ok((start / PAGE_SIZE, end.div_ceil(PAGE_SIZE)))
 }
 
-/// What the move did.
+/// What the move did to the pages that did not move (moved base pages are the mover's
+/// own count: a huge page is one status but 512 pages).
 #[derive(Default)]
 struct Tally {
-    moved: u64,
     already: u64,
     not_resident: u64,
     /// Pages refused or held back, by cause.
@@ -88,7 +88,7 @@ impl Tally {
     fn add(&mut self, statuses: &[MoveStatus]) {
         for s in statuses {
             match s {
-                MoveStatus::Moved => self.moved += 1,
+                MoveStatus::Moved => {}
                 MoveStatus::AlreadyThere => self.already += 1,
                 MoveStatus::NotResident => self.not_resident += 1,
                 other => *self.refused.entry(other.cause()).or_default() += 1,
@@ -97,20 +97,16 @@ impl Tally {
     }
 }
 
-/// The pages to move: the range's, or every resident page of the view.
+/// The pages to move: the resident pages of the view (a huge page once), those in the
+/// page range `range` only when given — so a range as wide as the address space costs
+/// no more than the process's own pages.
 fn pages_of(process: &LiveProcess, range: Option<(u64, u64)>) -> Vec<Page> {
-    if let Some((start, end)) = range {
-        return (start..end).collect();
-    }
-    let (mut cursor, mut out, mut pages) = (ScanCursor::default(), Vec::<Resident>::new(), Vec::new());
-    loop {
-        out.clear();
-        process.scan(&mut cursor, 65_536, &mut out);
-        pages.extend(out.iter().map(|r| r.page));
-        if cursor.passes > 0 || out.is_empty() {
-            return pages;
-        }
-    }
+    let (start, end) = range.unwrap_or((0, Page::MAX));
+    // From the lowest page, one call returns every resident unit once (the wrap adds
+    // only pages below the start).
+    let mut units = Vec::<Resident>::new();
+    process.scan(&mut ScanCursor::default(), usize::MAX, &mut units);
+    units.into_iter().map(|r| r.page).filter(|p| (start..end).contains(p)).collect()
 }
 
 /// Runs `tierkit move`.
@@ -143,18 +139,17 @@ pub fn run(args: MoveArgs) -> Result<()> {
     let seconds = began.elapsed().as_secs_f64();
     let cpu_seconds = process_cpu_ns(None).unwrap_or(cpu0).saturating_sub(cpu0) as f64 / 1e9;
     let counts = process.pacer().counts();
+    let (moved, rate) = (counts.pages_moved, counts.pages_moved as f64 / seconds.max(1e-9));
     let nodes: Vec<String> = topology.tier_nodes(to).iter().map(u32::to_string).collect();
     let refused: u64 = tally.refused.values().sum();
     let mut err = std::io::stderr().lock();
     writeln!(
         err,
-        "tierkit: moved {} of {} pages to the {} tier (node {}) in {seconds:.2} s: {:.0} pages/s, {} move_pages calls; \
-         already there {}, not resident {}, refused or held back {refused}{}",
-        tally.moved,
+        "tierkit: moved {moved} pages ({} resident units asked for) to the {} tier (node {}) in {seconds:.2} s: \
+         {rate:.0} pages/s, {} move_pages calls; already there {}, not resident {}, refused or held back {refused}{}",
         pages.len(),
         if to == TierId::FAST { "fast" } else { "slow" },
         nodes.join(","),
-        tally.moved as f64 / seconds.max(1e-9),
         counts.calls,
         tally.already,
         tally.not_resident,
@@ -162,15 +157,13 @@ pub fn run(args: MoveArgs) -> Result<()> {
     )?;
     let interrupted = signals.received();
     println!(
-        "MOVE pid={pid} pages={} to_tier={} moved={} already={} not_resident={} refused={refused} calls={} \
-         seconds={seconds:.3} cpu_seconds={cpu_seconds:.3} pages_per_s={:.0} complete={}",
+        "MOVE pid={pid} units={} to_tier={} moved={moved} already={} not_resident={} refused={refused} calls={} \
+         seconds={seconds:.3} cpu_seconds={cpu_seconds:.3} pages_per_s={rate:.0} complete={}",
         pages.len(),
         to.0,
-        tally.moved,
         tally.already,
         tally.not_resident,
         counts.calls,
-        tally.moved as f64 / seconds.max(1e-9),
         interrupted.is_none() && !process.gone(),
     );
     if let Some(sig) = interrupted {
@@ -202,7 +195,7 @@ mod tests {
         let mut t = Tally::default();
         t.add(&[MoveStatus::Moved, MoveStatus::Moved, MoveStatus::AlreadyThere, MoveStatus::NotResident]);
         t.add(&[MoveStatus::NoSpace, MoveStatus::Failed(libc::EACCES), MoveStatus::NoSpace]);
-        assert_eq!((t.moved, t.already, t.not_resident), (2, 1, 1));
+        assert_eq!((t.already, t.not_resident), (1, 1), "moved pages are the mover's count");
         assert_eq!(t.refused.get("no-space"), Some(&2));
         assert_eq!(t.refused.values().sum::<u64>(), 3);
     }

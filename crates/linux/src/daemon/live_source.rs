@@ -518,7 +518,7 @@ impl DamonLive {
         // moves) they stand for at most a second of samples; polled every `stretch`-th
         // interval on purpose, for `1/stretch` of the time since the previous poll.
         let since = self.last_poll.map_or(self.aggregation, |t| now.duration_since(t));
-        let elapsed = (since / self.stretch.max(1)).min(Duration::from_secs(1));
+        let elapsed = (since / self.stretch).min(Duration::from_secs(1));
         self.last_poll = Some(now);
         if let Poll::Stopped = monitor.poll(&mut self.regions)? {
             return Ok(Polled { target_gone: true, ..Polled::default() });
