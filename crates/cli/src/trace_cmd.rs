@@ -97,7 +97,7 @@ fn text(file: &str, format: Format, s: &TraceStats) -> String {
          median reuse distance {}\n\
          top 1% of pages       {:.4} of accesses\n\
          top 10% of pages      {:.4} of accesses\n\
-         fitted Zipf alpha     {}",
+         fitted Zipf alpha     {}{}",
         format.name(),
         s.accesses,
         s.writes,
@@ -108,7 +108,22 @@ fn text(file: &str, format: Format, s: &TraceStats) -> String {
         s.top1_share,
         s.top10_share,
         opt(s.zipf_alpha.map(|a| format!("{a:.3}"))),
+        clock_text(s),
     ) + &hottest_text(s)
+}
+
+/// `info`'s clock lines, when the trace has a clock: the instructions retired, the
+/// sample rate and the mean instructions per record.
+fn clock_text(s: &TraceStats) -> String {
+    let Some(c) = s.clock else { return String::new() };
+    format!(
+        "\ninstructions          {}\n\
+         sampled               1 in {} memory-level accesses\n\
+         instructions/record   {:.1}",
+        c.instructions,
+        c.sample_every,
+        c.instructions as f64 / s.accesses as f64
+    )
 }
 
 /// The `--top` lines of `info`'s text report: one per page, its address, accesses and
@@ -138,6 +153,9 @@ fn json(file: &str, format: Format, s: &TraceStats) -> serde_json::Value {
         "top1_share": s.top1_share,
         "top10_share": s.top10_share,
         "zipf_alpha": s.zipf_alpha,
+        "instructions": s.clock.map(|c| c.instructions),
+        "sample_every": s.clock.map(|c| c.sample_every),
+        "instructions_per_record": s.clock.map(|c| c.instructions as f64 / s.accesses as f64),
         "hottest": s.hottest.iter().map(|&(page, n)| serde_json::json!({
             "page": page,
             "address": format!("{:#x}", page << PAGE_SHIFT),
@@ -162,7 +180,7 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
                         break;
                     }
                     for x in &buf {
-                        w.push(PageAccess { page: x.page, write: x.write })?;
+                        w.push(PageAccess::new(x.page, x.write))?;
                     }
                 }
                 w.finish()?.accesses

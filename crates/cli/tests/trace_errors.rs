@@ -165,17 +165,19 @@ fn damaged_binary_traces_name_the_offset() {
     let corrupted = put(&dir, "corrupted.og", &b);
     refused(&corrupted, Some("oracle-general"), &format!("offset {}", 7 * 24), "record 7: next_access_vtime 3");
 
-    // Native: a 32-byte header, then zstd frames.
+    // Native (version 2): a 48-byte header, then zstd frames.
     let bytes = std::fs::read(&native).unwrap();
     let truncated = put(&dir, "truncated.tkt", &bytes[..bytes.len() - 10]);
-    refused(&truncated, Some("native"), "offset 32", "zstd frame");
+    refused(&truncated, Some("native"), "offset 48", "zstd frame");
     let truncated = put(&dir, "header.tkt", &bytes[..20]);
-    refused(&truncated, Some("native"), "offset 20", "truncated header: 20 of 32 bytes");
+    refused(&truncated, Some("native"), "offset 20", "truncated header: 20 of the 48 bytes of a version 2 header");
+    let truncated = put(&dir, "header40.tkt", &bytes[..40]);
+    refused(&truncated, Some("native"), "offset 40", "truncated header: 40 of the 48 bytes");
     // A byte flipped inside the frame, and header counts that disagree with the payload.
     let mut b = bytes.clone();
-    let middle = 32 + (b.len() - 32) / 2;
+    let middle = 48 + (b.len() - 48) / 2;
     b[middle] ^= 0x10;
-    refused(&put(&dir, "flipped.tkt", &b), Some("native"), "offset 32", "corrupt");
+    refused(&put(&dir, "flipped.tkt", &b), Some("native"), "offset 48", "corrupt");
     let mut b = bytes.clone();
     b[24..32].copy_from_slice(&(u64::from_le_bytes(bytes[24..32].try_into().unwrap()) + 1).to_le_bytes());
     refused(&put(&dir, "pages.tkt", &b), Some("native"), &format!("offset {}", bytes.len()), "distinct pages");

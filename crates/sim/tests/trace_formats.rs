@@ -59,10 +59,10 @@ fn native_round_trips_any_page_sequence_across_frames() {
     let mut rng = Rng::new(3);
     // Extremes, big jumps both ways, runs, and more than one frame.
     let mut accesses: Vec<PageAccess> =
-        [0, u64::MAX, 0, 1, u64::MAX - 1, 1 << 63, 5, 5, 5].map(|p| PageAccess { page: p, write: p % 2 == 1 }).to_vec();
+        [0, u64::MAX, 0, 1, u64::MAX - 1, 1 << 63, 5, 5, 5].map(|p| PageAccess::new(p, p % 2 == 1)).to_vec();
     for i in 0..BLOCK_ACCESSES as u64 + 12_345 {
         let page = if i % 3 == 0 { rng.next_u64() } else { i / 7 };
-        accesses.push(PageAccess { page, write: rng.below(4) == 0 });
+        accesses.push(PageAccess::new(page, rng.below(4) == 0));
     }
     write_native(&path, &accesses, true);
     let mut r = NativeReader::open(&path).unwrap();
@@ -118,8 +118,8 @@ fn bad_native_files_name_the_offset() {
 
     let e = with(&|b| b[0] = b'X');
     assert!(e.contains("bad.tkt: offset 0") && e.contains("magic"), "{e}");
-    let e = with(&|b| b[8] = 2);
-    assert!(e.contains("offset 8") && e.contains("unsupported native trace version 2"), "{e}");
+    let e = with(&|b| b[8] = 3);
+    assert!(e.contains("offset 8") && e.contains("unsupported native trace version 3"), "{e}");
     let e = with(&|b| b[10] = 4);
     assert!(e.contains("offset 10") && e.contains("unknown flags"), "{e}");
     let e = with(&|b| b[13] = 0x20);
@@ -162,11 +162,11 @@ fn fixture(dir: &Path, name: &str, text: &str) -> PathBuf {
 }
 
 fn r(page: u64) -> PageAccess {
-    PageAccess { page, write: false }
+    PageAccess::read(page)
 }
 
 fn w(page: u64) -> PageAccess {
-    PageAccess { page, write: true }
+    PageAccess::new(page, true)
 }
 
 #[test]

@@ -71,7 +71,7 @@ fn parse(fields: &[&str], c: Columns) -> Result<PageAccess, String> {
             format!("field {} = {f:?}: expected an operation (r/w, read/write, load/store, 0/1)", c.op.unwrap_or(0) + 1)
         })?,
     };
-    Ok(PageAccess { page: if c.addresses { key >> PAGE_SHIFT } else { key }, write })
+    Ok(PageAccess::new(if c.addresses { key >> PAGE_SHIFT } else { key }, write))
 }
 
 /// A streaming reader of CSV traces.

@@ -2,7 +2,7 @@
 
 use tierkit_core::sketches::PageTable;
 
-use super::{PageReader, PAGE_SHIFT};
+use super::{PageReader, TraceClock, PAGE_SHIFT};
 use crate::error::SimError;
 
 /// Longest trace whose reuse distances are computed (they need 8 bytes per access).
@@ -39,6 +39,8 @@ pub struct TraceStats {
     /// The most accessed pages as (page number, accesses), most accessed first (ties:
     /// lower page first); as many as asked for (see [`stats_with_top`]).
     pub hottest: Vec<(u64, u64)>,
+    /// The trace's own clock, when it has one (see [`PageReader::clock`]).
+    pub clock: Option<TraceClock>,
 }
 
 /// A Fenwick tree of counts over access positions.
@@ -191,6 +193,7 @@ pub fn stats_with_top(reader: &mut dyn PageReader, file: &str, top: usize) -> Re
         top10_share: top_share(&counts, 0.10, accesses),
         zipf_alpha: fit_zipf(&counts),
         hottest,
+        clock: reader.clock(),
     })
 }
 

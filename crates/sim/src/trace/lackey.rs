@@ -43,8 +43,8 @@ fn parse(line: &str) -> Result<Line, String> {
     };
     match kind {
         'I' => Ok(Line::Instruction),
-        'L' => Ok(Line::Data(PageAccess { page: addr >> PAGE_SHIFT, write: false })),
-        'S' | 'M' => Ok(Line::Data(PageAccess { page: addr >> PAGE_SHIFT, write: true })),
+        'L' => Ok(Line::Data(PageAccess::read(addr >> PAGE_SHIFT))),
+        'S' | 'M' => Ok(Line::Data(PageAccess::new(addr >> PAGE_SHIFT, true))),
         _ => Err(format!("{line:?}: {expected}")),
     }
 }

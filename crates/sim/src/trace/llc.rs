@@ -112,7 +112,7 @@ impl LlcFilter {
             let victim = ways[n - 1];
             if victim.dirty {
                 self.stats.writebacks += 1;
-                out(PageAccess { page: (victim.line * LINE_BYTES) >> PAGE_SHIFT, write: true });
+                out(PageAccess::new((victim.line * LINE_BYTES) >> PAGE_SHIFT, true));
             }
             n - 1
         } else {
@@ -121,7 +121,7 @@ impl LlcFilter {
         };
         ways.copy_within(0..keep, 1);
         ways[0] = Way { line, dirty: write };
-        out(PageAccess { page: (line * LINE_BYTES) >> PAGE_SHIFT, write });
+        out(PageAccess::new((line * LINE_BYTES) >> PAGE_SHIFT, write));
     }
 }
 
@@ -153,10 +153,10 @@ mod tests {
         let (a, b, cc) = (0x1000, 0x2000, 0x3000);
         // A stored (dirty), B loaded, A touched again (B is now LRU), C evicts B (clean).
         let out = run(&mut c, &[(a, true), (b, false), (a, false), (cc, false)]);
-        assert_eq!(out, vec![PageAccess { page: 1, write: true }, PageAccess::read(2), PageAccess::read(3)]);
+        assert_eq!(out, vec![PageAccess::new(1, true), PageAccess::read(2), PageAccess::read(3)]);
         // B again evicts A (LRU, dirty): write-back of page 1, then B's miss.
         let out = run(&mut c, &[(b, false)]);
-        assert_eq!(out, vec![PageAccess { page: 1, write: true }, PageAccess::read(2)]);
+        assert_eq!(out, vec![PageAccess::new(1, true), PageAccess::read(2)]);
         // C is still cached.
         assert!(run(&mut c, &[(cc, false)]).is_empty());
         assert_eq!(c.stats(), LlcStats { hits: 2, misses: 4, writebacks: 1 });

@@ -58,13 +58,32 @@ pub struct PageAccess {
     pub page: u64,
     /// A store (formats without this information always say false).
     pub write: bool,
+    /// Instructions the program retired since the previous record (the first record:
+    /// since the recording started); 0 where the format has no clock (see
+    /// [`PageReader::clock`]).
+    pub instructions: u64,
 }
 
 impl PageAccess {
-    /// A load of `page`.
+    /// A load of `page`, without a clock.
     pub fn read(page: u64) -> Self {
-        Self { page, write: false }
+        Self { page, write: false, instructions: 0 }
     }
+
+    /// An access to `page` (a store if `write`), without a clock.
+    pub fn new(page: u64, write: bool) -> Self {
+        Self { page, write, instructions: 0 }
+    }
+}
+
+/// A trace's own clock: the instructions the recorded program retired, of which each
+/// record's [`PageAccess::instructions`] is the share since the previous record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceClock {
+    /// Instructions retired over the whole trace: the sum of the records' gaps.
+    pub instructions: u64,
+    /// The trace holds one in `sample_every` of the memory-level accesses (1: all).
+    pub sample_every: u64,
 }
 
 /// A streaming reader of a trace's accesses.
@@ -76,6 +95,12 @@ pub trait PageReader: Send {
     /// of [`convert`] stores a flag per access only then.
     fn records_stores(&self) -> bool {
         true
+    }
+
+    /// The trace's clock, when its format has one (a native version 2 trace written
+    /// with one); `None` otherwise, and every access's `instructions` is then 0.
+    fn clock(&self) -> Option<TraceClock> {
+        None
     }
 }
 
@@ -239,14 +264,18 @@ pub fn build(spec: &WorkloadSpec) -> Result<Box<dyn Workload>, SimError> {
 }
 
 /// Copies every access of `reader` into `native` or `oracleGeneral` output at `out`;
-/// returns the number of accesses copied. `oracleGeneral` keeps page numbers as object
+/// returns the number of accesses copied. Native output keeps the reader's clock (each
+/// record's instruction gap and the sample rate) when it has one. `oracleGeneral` keeps page numbers as object
 /// ids and drops the store flags; writing it collects the pages first (about 16 bytes
 /// per access, for `next_access_vtime`), while native output streams.
 pub fn convert(reader: &mut dyn PageReader, out: impl AsRef<Path>, to: Format) -> Result<u64, SimError> {
     let out = out.as_ref();
     match to {
         Format::Native => {
-            let mut w = NativeWriter::create(out, reader.records_stores())?;
+            let mut w = match reader.clock() {
+                Some(c) => NativeWriter::with_clock(out, reader.records_stores(), c.sample_every)?,
+                None => NativeWriter::create(out, reader.records_stores())?,
+            };
             while let Some(a) = reader.next_access()? {
                 w.push(a)?;
             }

@@ -1,45 +1,57 @@
 //! tierkit's native trace format: page-number deltas as zigzag varints, zstd-compressed,
-//! behind a versioned header.
+//! behind a versioned header; version 2 adds the trace's own clock.
 //!
-//! # Layout (version 1)
+//! # Layout (version 2, written)
 //!
-//! A 32-byte little-endian header:
+//! A 48-byte little-endian header:
 //!
 //! | offset | type | field |
 //! |---|---|---|
 //! | 0 | `[u8; 8]` | magic `TKTRACE\0` |
-//! | 8 | `u16` | format version (1) |
-//! | 10 | `u16` | flags: bit 0 = each access carries a store flag; other bits must be 0 |
+//! | 8 | `u16` | format version (2) |
+//! | 10 | `u16` | flags: bit 0 = each record carries a store flag; bit 1 = each record carries an instruction gap; other bits must be 0 |
 //! | 12 | `u32` | page size in bytes (4096) |
 //! | 16 | `u64` | accesses |
 //! | 24 | `u64` | distinct pages |
+//! | 32 | `u64` | instructions: the sum of the records' gaps (0 without flag bit 1) |
+//! | 40 | `u64` | `sample_every`: the trace holds one in this many memory-level accesses (at least 1) |
 //!
 //! The counts are consistent: distinct pages are at most accesses, and 0 only with 0
 //! accesses.
 //!
 //! Then the payload: one or more zstd frames (RFC 8878) back to back, each holding up to
-//! [`BLOCK_ACCESSES`] records and, as written, a content checksum. A record is the difference between its page number and
-//! the previous record's (the first: from 0), as a wrapping `i64` zigzag-encoded into an
-//! unsigned LEB128 varint (at most 10 bytes), followed, when flag bit 0 is set, by one
-//! byte: 0 for a load, 1 for a store. Sequential and looping page streams thus cost
-//! about a byte per access before compression.
+//! [`BLOCK_ACCESSES`] records and, as written, a content checksum. A record is the
+//! difference between its page number and the previous record's (the first: from 0), as
+//! a wrapping `i64` zigzag-encoded into an unsigned LEB128 varint (at most 10 bytes);
+//! then, when flag bit 1 is set, the instructions retired since the previous record (the
+//! first: since recording started) as an unsigned LEB128 varint; then, when flag bit 0 is
+//! set, one byte: 0 for a load, 1 for a store. Sequential and looping page streams thus
+//! cost about a byte per access before compression.
+//!
+//! # Version 1
+//!
+//! The first 32 bytes of the version 2 header, with version 1 and only flag bit 0
+//! defined: no clock, every memory-level access kept. Still read.
 //!
 //! # Reading
 //!
 //! [`NativeReader`] decodes frame by frame through a fixed buffer, so memory does not
 //! grow with the trace, except for the distinct-page check below. Errors name the byte
 //! offset in the file: a wrong magic, an unknown version or flags, a page size other
-//! than 4096, header counts that contradict each other (offset 24), a corrupt or
-//! truncated zstd frame or one whose content checksum does not match (the offset where
-//! that frame starts), a bad record (the offset of its frame and its offset in the
-//! frame's decompressed bytes), or a payload holding other counts than the header says.
+//! than 4096, header counts that contradict each other (offset 24), an instruction total
+//! without flag bit 1 (offset 32), a sample rate of 0 (offset 40), a corrupt or truncated
+//! zstd frame or one whose content checksum does not match (the offset where that frame
+//! starts), a bad record (the offset of its frame and its offset in the frame's
+//! decompressed bytes), or a payload holding other counts than the header says.
 //!
-//! Both header counts are verified against the payload. Accesses: always (a cut
-//! payload ends early, extra records are refused where they start). Distinct pages:
-//! when the header announces at most [`PAGES_CHECK_MAX`] of them, with a set of the pages
-//! seen (about 16–32 bytes per page, so at most 128 MiB), refused as soon as the set
-//! holds more pages than announced and at the end if it holds fewer; larger traces are
-//! not checked for this count (the set would cost as much as the replay's own page map).
+//! The header counts are verified against the payload. Accesses: always (a cut payload
+//! ends early, extra records are refused where they start). Instructions: always (gaps
+//! summing past the total are refused at the record that passes it, a smaller sum at the
+//! end). Distinct pages: when the header announces at most [`PAGES_CHECK_MAX`] of them,
+//! with a set of the pages seen (about 16–32 bytes per page, so at most 128 MiB), refused
+//! as soon as the set holds more pages than announced and at the end if it holds fewer;
+//! larger traces are not checked for this count (the set would cost as much as the
+//! replay's own page map).
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -49,20 +61,26 @@ use ruzstd::decoding::StreamingDecoder;
 use ruzstd::encoding::{compress_to_vec, CompressionLevel};
 use tierkit_core::sketches::PageTable;
 
-use super::{PageAccess, PageReader};
+use super::{PageAccess, PageReader, TraceClock};
 use crate::error::SimError;
 
 /// First 8 bytes of a native trace.
 pub const MAGIC: [u8; 8] = *b"TKTRACE\0";
 
-/// The format version this module writes and reads.
-pub const VERSION: u16 = 1;
+/// The format version this module writes.
+pub const VERSION: u16 = 2;
 
-/// Header bytes.
-pub const HEADER_BYTES: usize = 32;
+/// Header bytes of the version written.
+pub const HEADER_BYTES: usize = 48;
+
+/// Header bytes of a version 1 file.
+pub const HEADER_BYTES_V1: usize = 32;
 
 /// Flag bit: each record carries a store flag byte.
 pub const FLAG_WRITES: u16 = 1;
+
+/// Flag bit (version 2): each record carries an instruction gap.
+pub const FLAG_CLOCK: u16 = 2;
 
 /// Page size the header must name.
 pub const PAGE_BYTES: u32 = 4096;
@@ -74,49 +92,83 @@ pub const PAGES_CHECK_MAX: u64 = 1 << 22;
 /// Records per zstd frame written.
 pub const BLOCK_ACCESSES: usize = 1 << 20;
 
-/// The counts a native trace's header holds.
+/// What a native trace's header holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Header {
+    /// Format version of the file.
+    pub version: u16,
     /// Whether records carry store flags.
     pub writes: bool,
     /// Accesses in the trace.
     pub accesses: u64,
     /// Distinct pages among them.
     pub pages: u64,
+    /// Instructions retired over the trace, when records carry instruction gaps.
+    pub instructions: Option<u64>,
+    /// One in this many memory-level accesses is in the trace (1 in version 1).
+    pub sample_every: u64,
 }
 
 impl Header {
+    /// The trace's clock, when its records carry instruction gaps.
+    pub fn clock(&self) -> Option<TraceClock> {
+        self.instructions.map(|instructions| TraceClock { instructions, sample_every: self.sample_every })
+    }
+
+    /// Bytes of the header of a file of `version`.
+    fn bytes_of(version: u16) -> usize {
+        if version == 1 {
+            HEADER_BYTES_V1
+        } else {
+            HEADER_BYTES
+        }
+    }
+
+    /// The header as written: always the current version.
     fn to_bytes(self) -> [u8; HEADER_BYTES] {
+        let flags =
+            if self.writes { FLAG_WRITES } else { 0 } | if self.instructions.is_some() { FLAG_CLOCK } else { 0 };
         let mut b = [0u8; HEADER_BYTES];
         b[0..8].copy_from_slice(&MAGIC);
         b[8..10].copy_from_slice(&VERSION.to_le_bytes());
-        b[10..12].copy_from_slice(&(if self.writes { FLAG_WRITES } else { 0 }).to_le_bytes());
+        b[10..12].copy_from_slice(&flags.to_le_bytes());
         b[12..16].copy_from_slice(&PAGE_BYTES.to_le_bytes());
         b[16..24].copy_from_slice(&self.accesses.to_le_bytes());
         b[24..32].copy_from_slice(&self.pages.to_le_bytes());
+        b[32..40].copy_from_slice(&self.instructions.unwrap_or(0).to_le_bytes());
+        b[40..48].copy_from_slice(&self.sample_every.to_le_bytes());
         b
     }
 
-    /// Decodes and checks a header; errors are `(offset, what is wrong)`.
+    /// Decodes and checks a header of version 1 or 2 (`b` holds at least the header's
+    /// bytes when the file does); errors are `(offset, what is wrong)`.
     fn parse(b: &[u8]) -> Result<Self, (u64, String)> {
         if b.len() < 8 || b[0..8] != MAGIC {
             return Err((0, format!("not a tierkit native trace: expected the magic {MAGIC:?}")));
         }
-        if b.len() < HEADER_BYTES {
-            return Err((b.len() as u64, format!("truncated header: {} of {HEADER_BYTES} bytes", b.len())));
+        if b.len() < 10 {
+            return Err((b.len() as u64, format!("truncated header: {} bytes, the version is not there", b.len())));
         }
         let u16_at = |i: usize| u16::from_le_bytes([b[i], b[i + 1]]);
         let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or_default());
         let version = u16_at(8);
-        if version != VERSION {
+        if !(1..=VERSION).contains(&version) {
             return Err((
                 8,
-                format!("unsupported native trace version {version} (this tierkit reads version {VERSION})"),
+                format!("unsupported native trace version {version} (this tierkit reads versions 1 and 2)"),
+            ));
+        }
+        let need = Self::bytes_of(version);
+        if b.len() < need {
+            return Err((
+                b.len() as u64,
+                format!("truncated header: {} of the {need} bytes of a version {version} header", b.len()),
             ));
         }
         let flags = u16_at(10);
-        if flags & !FLAG_WRITES != 0 {
-            return Err((10, format!("unknown flags {flags:#06x} (version {VERSION} defines only bit 0)")));
+        let known = if version == 1 { FLAG_WRITES } else { FLAG_WRITES | FLAG_CLOCK };
+        if flags & !known != 0 {
+            return Err((10, format!("unknown flags {flags:#06x} (version {version} defines only bits {known:#b})")));
         }
         let page = u32::from_le_bytes([b[12], b[13], b[14], b[15]]);
         if page != PAGE_BYTES {
@@ -126,7 +178,20 @@ impl Header {
         if pages > accesses || (pages == 0) != (accesses == 0) {
             return Err((24, format!("corrupt header: {pages} distinct pages cannot hold {accesses} accesses")));
         }
-        Ok(Self { writes: flags & FLAG_WRITES != 0, accesses, pages })
+        let (mut instructions, mut sample_every) = (None, 1);
+        if version >= 2 {
+            let total = u64_at(32);
+            if flags & FLAG_CLOCK != 0 {
+                instructions = Some(total);
+            } else if total != 0 {
+                return Err((32, format!("corrupt header: {total} instructions but no instruction gaps (flag bit 1)")));
+            }
+            sample_every = u64_at(40);
+            if sample_every == 0 {
+                return Err((40, "corrupt header: sample rate 0 (one in sample_every accesses; at least 1)".into()));
+            }
+        }
+        Ok(Self { version, writes: flags & FLAG_WRITES != 0, accesses, pages, instructions, sample_every })
     }
 }
 
@@ -146,36 +211,80 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
-/// Writes a native trace, one frame per [`BLOCK_ACCESSES`] accesses; the header is
-/// written last (by [`NativeWriter::finish`]).
+/// Writes a native trace (the current version), one frame per [`BLOCK_ACCESSES`]
+/// accesses; the header is written last (by [`NativeWriter::finish`]).
 pub struct NativeWriter {
     file: String,
     out: BufWriter<File>,
     writes: bool,
+    /// Whether records carry instruction gaps.
+    clock: bool,
+    sample_every: u64,
     block: Vec<u8>,
     in_block: usize,
     prev: u64,
     accesses: u64,
+    instructions: u64,
     seen: PageTable,
 }
 
 impl NativeWriter {
-    /// Creates `path`; `writes` records store flags.
+    /// Creates `path` without a clock; `writes` records store flags.
     pub fn create(path: impl AsRef<Path>, writes: bool) -> Result<Self, SimError> {
-        let file = path.as_ref().display().to_string();
+        Self::open(path.as_ref(), writes, false, 1)
+    }
+
+    /// Creates `path` with a clock: each record keeps its
+    /// [`PageAccess::instructions`], and the header the total and `sample_every` (the
+    /// trace holds one in `sample_every` memory-level accesses; at least 1).
+    pub fn with_clock(path: impl AsRef<Path>, writes: bool, sample_every: u64) -> Result<Self, SimError> {
+        if sample_every == 0 {
+            return Err(SimError::bad_option(
+                format!("native trace {}", path.as_ref().display()),
+                "sample_every",
+                "0",
+                "at least 1 (1 keeps every access)",
+            ));
+        }
+        Self::open(path.as_ref(), writes, true, sample_every)
+    }
+
+    fn open(path: &Path, writes: bool, clock: bool, sample_every: u64) -> Result<Self, SimError> {
+        let file = path.display().to_string();
         let io_err = |source| SimError::Io { file: file.clone(), source };
-        let mut out = BufWriter::with_capacity(1 << 20, File::create(path.as_ref()).map_err(io_err)?);
+        let mut out = BufWriter::with_capacity(1 << 20, File::create(path).map_err(io_err)?);
         out.write_all(&[0u8; HEADER_BYTES]).map_err(io_err)?;
-        Ok(Self { file, out, writes, block: Vec::new(), in_block: 0, prev: 0, accesses: 0, seen: PageTable::new() })
+        Ok(Self {
+            file,
+            out,
+            writes,
+            clock,
+            sample_every,
+            block: Vec::new(),
+            in_block: 0,
+            prev: 0,
+            accesses: 0,
+            instructions: 0,
+            seen: PageTable::new(),
+        })
     }
 
     fn io_err(&self, source: io::Error) -> SimError {
         SimError::Io { file: self.file.clone(), source }
     }
 
-    /// Appends one access.
+    /// Appends one access (its `instructions` kept when the trace has a clock, and
+    /// ignored otherwise).
     pub fn push(&mut self, a: PageAccess) -> Result<(), SimError> {
         put_varint(&mut self.block, zigzag(a.page.wrapping_sub(self.prev) as i64));
+        if self.clock {
+            self.instructions = self.instructions.checked_add(a.instructions).ok_or_else(|| SimError::File {
+                file: self.file.clone(),
+                at: format!("access {}", self.accesses),
+                message: "the instruction total passes 2^64".into(),
+            })?;
+            put_varint(&mut self.block, a.instructions);
+        }
         if self.writes {
             self.block.push(a.write as u8);
         }
@@ -202,7 +311,14 @@ impl NativeWriter {
     /// Writes the last frame and the header; returns the header.
     pub fn finish(mut self) -> Result<Header, SimError> {
         self.flush_block()?;
-        let header = Header { writes: self.writes, accesses: self.accesses, pages: self.seen.len() as u64 };
+        let header = Header {
+            version: VERSION,
+            writes: self.writes,
+            accesses: self.accesses,
+            pages: self.seen.len() as u64,
+            instructions: self.clock.then_some(self.instructions),
+            sample_every: self.sample_every,
+        };
         let r = self
             .out
             .flush()
@@ -227,7 +343,7 @@ impl Read for Counted {
     }
 }
 
-/// A streaming reader of native traces.
+/// A streaming reader of native traces (versions 1 and 2).
 pub struct NativeReader {
     file: String,
     header: Header,
@@ -243,6 +359,8 @@ pub struct NativeReader {
     end: usize,
     prev: u64,
     read: u64,
+    /// Sum of the instruction gaps read.
+    instructions: u64,
     /// Decompressed byte of the current frame where the record being read starts.
     record_at: u64,
     /// The distinct pages read, when the header's count is checked.
@@ -253,13 +371,14 @@ impl NativeReader {
     /// Opens the file at `path` and checks its header.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, SimError> {
         let file = path.as_ref().display().to_string();
-        let f = File::open(path.as_ref()).map_err(|source| SimError::Io { file: file.clone(), source })?;
+        let io_err = |source| SimError::Io { file: file.clone(), source };
+        let f = File::open(path.as_ref()).map_err(io_err)?;
         let mut src = Counted { src: BufReader::with_capacity(1 << 16, f), pos: 0 };
         let mut head = Vec::with_capacity(HEADER_BYTES);
-        (&mut src)
-            .take(HEADER_BYTES as u64)
-            .read_to_end(&mut head)
-            .map_err(|source| SimError::Io { file: file.clone(), source })?;
+        (&mut src).take(HEADER_BYTES_V1 as u64).read_to_end(&mut head).map_err(io_err)?;
+        if head.len() == HEADER_BYTES_V1 && u16::from_le_bytes([head[8], head[9]]) != 1 {
+            (&mut src).take((HEADER_BYTES - HEADER_BYTES_V1) as u64).read_to_end(&mut head).map_err(io_err)?;
+        }
         let header = Header::parse(&head).map_err(|(at, message)| SimError::File {
             file: file.clone(),
             at: format!("offset {at}"),
@@ -270,13 +389,14 @@ impl NativeReader {
             header,
             src: Some(src),
             frame: None,
-            frame_start: HEADER_BYTES as u64,
+            frame_start: Header::bytes_of(header.version) as u64,
             frame_pos: 0,
             buf: vec![0; 1 << 16],
             at: 0,
             end: 0,
             prev: 0,
             read: 0,
+            instructions: 0,
             record_at: 0,
             seen: (header.pages <= PAGES_CHECK_MAX).then(PageTable::new),
         })
@@ -358,38 +478,72 @@ impl NativeReader {
         Ok(Some(b))
     }
 
+    /// The rest of the varint whose first byte is `first`; `what` names it in errors.
+    fn varint(&mut self, first: u8, what: &str) -> Result<u64, SimError> {
+        let mut v = (first & 0x7f) as u64;
+        let mut b = first;
+        let mut shift = 7;
+        while b & 0x80 != 0 {
+            b = match self.byte()? {
+                Some(b) => b,
+                None => return Err(self.record_error(&format!("the payload ends inside the {what} varint"))),
+            };
+            if shift == 63 && b > 1 {
+                return Err(self.record_error(&format!("{what} varint longer than 64 bits")));
+            }
+            v |= ((b & 0x7f) as u64) << shift;
+            shift += 7;
+        }
+        Ok(v)
+    }
+
     fn record_error(&self, what: &str) -> SimError {
         self.error(
             self.frame_start,
             format!("record {} (byte {} of the frame starting here, decompressed): {what}", self.read, self.record_at),
         )
     }
+
+    /// The checks at the end of the payload.
+    fn at_end(&self) -> Result<(), SimError> {
+        let at = self.src.as_ref().map_or(self.frame_start, |s| s.pos);
+        if self.read != self.header.accesses {
+            return Err(self.error(
+                at,
+                format!(
+                    "truncated: the header announces {} accesses, the payload ends after {}",
+                    self.header.accesses, self.read
+                ),
+            ));
+        }
+        if let Some(total) = self.header.instructions.filter(|&t| t != self.instructions) {
+            return Err(self.error(
+                at,
+                format!(
+                    "corrupt: the header announces {total} instructions, the {} records' gaps sum to {}",
+                    self.read, self.instructions
+                ),
+            ));
+        }
+        if let Some(seen) = self.seen.as_ref().filter(|s| s.len() as u64 != self.header.pages) {
+            return Err(self.error(
+                at,
+                format!(
+                    "corrupt: the header announces {} distinct pages, the payload's {} accesses touch {}",
+                    self.header.pages,
+                    self.read,
+                    seen.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl PageReader for NativeReader {
     fn next_access(&mut self) -> Result<Option<PageAccess>, SimError> {
         let Some(first) = self.byte()? else {
-            let at = self.src.as_ref().map_or(self.frame_start, |s| s.pos);
-            if self.read != self.header.accesses {
-                return Err(self.error(
-                    at,
-                    format!(
-                        "truncated: the header announces {} accesses, the payload ends after {}",
-                        self.header.accesses, self.read
-                    ),
-                ));
-            }
-            if let Some(seen) = self.seen.as_ref().filter(|s| s.len() as u64 != self.header.pages) {
-                return Err(self.error(
-                    at,
-                    format!(
-                        "corrupt: the header announces {} distinct pages, the payload's {} accesses touch {}",
-                        self.header.pages,
-                        self.read,
-                        seen.len()
-                    ),
-                ));
-            }
+            self.at_end()?;
             return Ok(None);
         };
         self.record_at = self.frame_pos + self.at as u64 - 1;
@@ -398,21 +552,26 @@ impl PageReader for NativeReader {
                 self.record_error(&format!("more records than the {} the header announces", self.header.accesses))
             );
         }
-        let mut v = (first & 0x7f) as u64;
-        let mut b = first;
-        let mut shift = 7;
-        while b & 0x80 != 0 {
-            b = match self.byte()? {
-                Some(b) => b,
-                None => return Err(self.record_error("the payload ends inside a varint")),
-            };
-            if shift == 63 && b > 1 {
-                return Err(self.record_error("varint longer than 64 bits"));
+        let page = self.prev.wrapping_add(unzigzag(self.varint(first, "page delta")?) as u64);
+        let instructions = match self.header.instructions {
+            Some(total) => {
+                let Some(b) = self.byte()? else {
+                    return Err(self.record_error("the payload ends before the record's instruction gap"));
+                };
+                let gap = self.varint(b, "instruction gap")?;
+                match self.instructions.checked_add(gap).filter(|&s| s <= total) {
+                    Some(s) => self.instructions = s,
+                    None => {
+                        return Err(self.record_error(&format!(
+                            "corrupt: instruction gap {gap} takes the sum past the {total} instructions \
+                             the header announces"
+                        )))
+                    }
+                }
+                gap
             }
-            v |= ((b & 0x7f) as u64) << shift;
-            shift += 7;
-        }
-        let page = self.prev.wrapping_add(unzigzag(v) as u64);
+            None => 0,
+        };
         let write = if self.header.writes {
             match self.byte()? {
                 Some(0) => false,
@@ -434,11 +593,15 @@ impl PageReader for NativeReader {
         }
         self.prev = page;
         self.read += 1;
-        Ok(Some(PageAccess { page, write }))
+        Ok(Some(PageAccess { page, write, instructions }))
     }
 
     fn records_stores(&self) -> bool {
         self.header.writes
+    }
+
+    fn clock(&self) -> Option<TraceClock> {
+        self.header.clock()
     }
 }
 

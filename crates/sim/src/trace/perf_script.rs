@@ -42,7 +42,7 @@ fn parse(line: &str) -> Result<PageAccess, String> {
         return Err(bad("no sample time followed by an event name"));
     };
     let addr = tokens.next().and_then(hex).ok_or_else(|| bad("no hexadecimal data address after the event"))?;
-    Ok(PageAccess { page: addr >> PAGE_SHIFT, write: event.to_ascii_lowercase().contains("store") })
+    Ok(PageAccess::new(addr >> PAGE_SHIFT, event.to_ascii_lowercase().contains("store")))
 }
 
 /// Whether `line` (not noise) is a `perf script` sample with a data address.

@@ -48,7 +48,7 @@ fn parse(line: &str) -> Result<PageAccess, String> {
         _ => return Err(bad()),
     };
     let addr = hex(addr).ok_or_else(bad)?;
-    Ok(PageAccess { page: addr >> PAGE_SHIFT, write })
+    Ok(PageAccess::new(addr >> PAGE_SHIFT, write))
 }
 
 /// Whether `line` (not noise) is a pinatrace line.
