@@ -33,7 +33,7 @@ mod types;
 pub use error::ParamError;
 pub use event::Event;
 pub use in_memory::InMemory;
-pub use memory::{Memory, MoveStatus, Resident, ScanCursor};
+pub use memory::{Memory, MoveStatus, Resident, ScanCursor, ScanMeter};
 pub use mover::{MoveStats, Mover};
 pub use policy::{
     AccessedScan, Ctx, DeviceTopK, HintFaults, Migration, Plan, Policy, SampleRate, Sampling, SourceRequest,

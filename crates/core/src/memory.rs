@@ -1,5 +1,7 @@
 //! The `Memory` trait: what a policy may ask of the platform about page placement.
 
+use std::cell::Cell;
+
 use crate::types::{Nanos, Page, TierId, TierInfo};
 
 /// A resident page found by [`Memory::scan`].
@@ -92,5 +94,65 @@ pub trait Memory {
     fn slower_than(&self, tier: TierId) -> Option<TierId> {
         let next = TierId(tier.0.checked_add(1)?);
         (next.index() < self.tiers().len()).then_some(next)
+    }
+}
+
+/// A read-only view of another [`Memory`] that counts what [`Memory::scan`] returns: the
+/// calls and the units (a huge page is one unit). Past `cap` units it returns none, as
+/// if nothing were resident, so a scan that would not end on its own stops there (every
+/// scanning policy stops on an empty scan) and the count shows how far it went.
+/// Everything else is the other memory's; a migration asked of this view is refused as
+/// [`MoveStatus::Busy`] (policies only read their memory).
+pub struct ScanMeter<'a> {
+    mem: &'a dyn Memory,
+    cap: u64,
+    calls: Cell<u64>,
+    units: Cell<u64>,
+}
+
+impl<'a> ScanMeter<'a> {
+    /// A view of `mem` whose scans return `cap` units in all.
+    pub fn new(mem: &'a dyn Memory, cap: u64) -> Self {
+        Self { mem, cap, calls: Cell::new(0), units: Cell::new(0) }
+    }
+
+    /// Calls of [`Memory::scan`] so far.
+    pub fn calls(&self) -> u64 {
+        self.calls.get()
+    }
+
+    /// Units returned by those calls.
+    pub fn units(&self) -> u64 {
+        self.units.get()
+    }
+}
+
+impl Memory for ScanMeter<'_> {
+    fn now(&self) -> Nanos {
+        self.mem.now()
+    }
+
+    fn tiers(&self) -> &[TierInfo] {
+        self.mem.tiers()
+    }
+
+    fn free_pages(&self, tier: TierId) -> u64 {
+        self.mem.free_pages(tier)
+    }
+
+    fn tier_of(&self, page: Page) -> Option<TierId> {
+        self.mem.tier_of(page)
+    }
+
+    fn scan(&self, cursor: &mut ScanCursor, max: usize, out: &mut Vec<Resident>) -> usize {
+        self.calls.set(self.calls.get() + 1);
+        let left = usize::try_from(self.cap.saturating_sub(self.units.get())).unwrap_or(usize::MAX);
+        let n = self.mem.scan(cursor, max.min(left), out);
+        self.units.set(self.units.get() + n as u64);
+        n
+    }
+
+    fn migrate(&mut self, pages: &[Page], _to: TierId, out: &mut Vec<MoveStatus>) {
+        out.extend(pages.iter().map(|_| MoveStatus::Busy));
     }
 }

@@ -40,6 +40,8 @@ pub use tierkit::{TierkitParams, TierkitPolicy};
 pub use tpp::{TppParams, TppPolicy, TppStats};
 pub use two_q::{TwoQParams, TwoQPolicy};
 
+use crate::memory::{Memory, Resident, ScanCursor};
+use crate::types::Page;
 use crate::{ParamError, Policy};
 
 /// What a platform tells a policy about the process it will manage.
@@ -70,6 +72,65 @@ pub(crate) fn check_demotion_scan(
         return Err(ParamError::new("scan_batch", 0, "at least 1 page"));
     }
     Ok(())
+}
+
+/// One pass of a wrapping scan ([`Memory::scan`]) over the resident pages: each resident
+/// unit at most once, then no more.
+///
+/// The pass starts where the cursor is and ends by address order once the scan has wrapped
+/// past that start: after one wrap a unit at or above the start was seen when the pass
+/// began, and after two wraps every unit was. Such units are cut from the batch that
+/// reaches them. So a pass ends whatever the cursor points at (a freed page, a gap, the
+/// end of the address space) and however the platform's calls wrap, and one pass returns
+/// no more units than are resident. The memory must not change during a pass, as it
+/// cannot within one call of a policy.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ScanPass {
+    start: Page,
+    passes: u64,
+    done: bool,
+}
+
+impl ScanPass {
+    /// A pass that starts at `cursor`.
+    pub(crate) fn new(cursor: &ScanCursor) -> Self {
+        Self { start: cursor.next, passes: cursor.passes, done: false }
+    }
+
+    /// Replaces `out` with the next units of the pass, at most `max`, advancing `cursor`.
+    /// False, with `out` empty, once the pass is over or nothing is resident.
+    pub(crate) fn next(
+        &mut self,
+        mem: &dyn Memory,
+        cursor: &mut ScanCursor,
+        max: usize,
+        out: &mut Vec<Resident>,
+    ) -> bool {
+        out.clear();
+        if self.done {
+            return false;
+        }
+        let before = *cursor;
+        mem.scan(cursor, max, out);
+        // A call wraps at most once; the unit after its wrap is the first below its
+        // predecessor (or below where the call started).
+        let mut wraps = before.passes - self.passes;
+        let mut wrap_here = cursor.passes > before.passes;
+        let mut at = before.next;
+        let seen = out.iter().position(|r| {
+            if wrap_here && r.page < at {
+                (wraps, wrap_here) = (wraps + 1, false);
+            }
+            at = r.page.saturating_add(1);
+            wraps >= 2 || (wraps == 1 && r.page >= self.start)
+        });
+        wraps += wrap_here as u64;
+        if let Some(i) = seen {
+            out.truncate(i);
+        }
+        self.done = seen.is_some() || wraps >= 2 || (wraps == 1 && cursor.next >= self.start);
+        !out.is_empty()
+    }
 }
 
 /// A registered policy.
@@ -191,5 +252,78 @@ pub fn build(name: &str, setup: &PolicySetup) -> Option<Result<Box<dyn Policy>, 
     match name.strip_suffix(COLLOID_SUFFIX) {
         Some(base) => find(base).map(|r| (r.build)(setup).and_then(with_colloid)),
         None => find(name).map(|r| (r.build)(setup)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::InMemory;
+
+    /// The units of one whole pass from `cursor`, `max` a call, and the calls it took.
+    fn pass(mem: &InMemory, cursor: &mut ScanCursor, max: usize) -> (Vec<Page>, usize) {
+        let (mut seen, mut out, mut calls) = (Vec::new(), Vec::new(), 0);
+        let mut pass = ScanPass::new(cursor);
+        while pass.next(mem, cursor, max, &mut out) {
+            seen.extend(out.iter().map(|r| r.page));
+            calls += 1;
+            assert!(calls <= 100, "the pass from {cursor:?} has not ended after 100 calls");
+        }
+        assert!(out.is_empty() && !pass.next(mem, cursor, max, &mut out), "a pass stays over");
+        (seen, calls)
+    }
+
+    fn memory(pages: &[Page]) -> InMemory {
+        let mut mem = InMemory::new(&[4, 100]).unwrap();
+        for &p in pages {
+            mem.touch(p);
+        }
+        mem
+    }
+
+    #[test]
+    fn a_pass_returns_every_resident_page_once_from_any_start_with_any_batch() {
+        let resident = [1, 3, 5, 9, 10];
+        let mem = memory(&resident);
+        for next in 0..14 {
+            for max in 1..8 {
+                let mut cursor = ScanCursor { next, passes: 3 };
+                let (mut seen, _) = pass(&mem, &mut cursor, max);
+                let first = seen[0];
+                seen.sort_unstable();
+                assert_eq!(seen, resident, "from {next}, {max} a call");
+                assert_eq!(first, *resident.iter().find(|&&p| p >= next).unwrap_or(&1), "starts at the cursor");
+            }
+        }
+    }
+
+    #[test]
+    fn a_pass_ends_when_the_page_it_started_after_was_freed() {
+        // The cursor rests past page 10, the highest; then 10 is freed. Every later
+        // call wraps and stops short of 11, where the pass began.
+        let mut mem = memory(&[1, 3, 5, 9, 10]);
+        mem.free(10);
+        let mut cursor = ScanCursor { next: 11, passes: 0 };
+        let (seen, calls) = pass(&mem, &mut cursor, 1024);
+        assert_eq!((seen, calls), (vec![1, 3, 5, 9], 1));
+        // The next pass again sees each page once.
+        assert_eq!(pass(&mem, &mut cursor, 3).0, [1, 3, 5, 9]);
+    }
+
+    #[test]
+    fn a_pass_over_nothing_ends_at_once() {
+        let mem = memory(&[]);
+        let mut cursor = ScanCursor::default();
+        assert_eq!(pass(&mem, &mut cursor, 8), (vec![], 0));
+    }
+
+    #[test]
+    fn a_pass_cut_short_resumes_where_it_stopped() {
+        let mem = memory(&[1, 3, 5, 9, 10]);
+        let mut cursor = ScanCursor::default();
+        let (mut out, mut scan) = (Vec::new(), ScanPass::new(&cursor));
+        assert!(scan.next(&mem, &mut cursor, 2, &mut out));
+        assert_eq!(out.iter().map(|r| r.page).collect::<Vec<_>>(), [1, 3]);
+        assert_eq!(pass(&mem, &mut cursor, 2).0, [5, 9, 10, 1, 3]);
     }
 }

@@ -63,7 +63,7 @@
 //!   needs densities because its device tracker ranks pages it cannot count exactly.
 
 use super::streams::{StreamDetector, StreamParams};
-use super::PolicySetup;
+use super::{PolicySetup, ScanPass};
 use crate::memory::{MoveStatus, Resident, ScanCursor};
 use crate::policy::{Ctx, Migration, Policy, Sampling, SourceRequest};
 use crate::sketches::PageTable;
@@ -491,12 +491,8 @@ impl TierkitPolicy {
         {
             return; // a whole pass found too little at this bar, and no count has fallen since
         }
-        let (start, start_passes) = (self.cursor.next, self.cursor.passes);
-        while needed > 0 {
-            self.scratch.clear();
-            if ctx.mem.scan(&mut self.cursor, self.params.scan_batch, &mut self.scratch) == 0 {
-                return;
-            }
+        let mut pass = ScanPass::new(&self.cursor);
+        while needed > 0 && pass.next(ctx.mem, &mut self.cursor, self.params.scan_batch, &mut self.scratch) {
             for r in &self.scratch {
                 if needed > 0 && r.tier == TierId::FAST && self.demotable(r.page, below) {
                     let recent = self.promoted_at.get(r.page).is_some_and(|t| self.ticks - t <= PINGPONG_TICKS);
@@ -506,12 +502,9 @@ impl TierkitPolicy {
                     needed -= 1;
                 }
             }
-            if self.cursor.passes > start_passes && self.cursor.next >= start {
-                self.futile = (needed * 10 > asked * 9).then_some((below, self.aged, self.ticks));
-                return;
-            }
         }
-        self.futile = None;
+        // A whole pass that found too little is futile (none is when it found enough).
+        self.futile = (needed * 10 > asked * 9).then_some((below, self.aged, self.ticks));
     }
 }
 
