@@ -28,7 +28,7 @@
 //!   FreqTier uses `perf stat`); an unstable window there returns to promoting at the
 //!   highest rate.
 
-use super::PolicySetup;
+use super::{PolicySetup, ScanPass};
 use crate::memory::{MoveStatus, Resident, ScanCursor};
 use crate::policy::{Ctx, Migration, Policy, Sampling, SourceRequest};
 use crate::sketches::{BlockedCountingBloomFilter, Coalescer, CounterBits, FrequencySketch};
@@ -308,25 +308,17 @@ impl FreqTierPolicy {
             return true;
         }
         let mut needed = (self.params.demoting_wmark * cap - free).ceil() as usize;
-        let (start, start_passes) = (self.cursor.next, self.cursor.passes);
-        let mut found = 0;
-        while needed > 0 {
-            self.scratch.clear();
-            if ctx.mem.scan(&mut self.cursor, self.params.scan_batch, &mut self.scratch) == 0 {
-                return true;
-            }
+        let wanted = needed;
+        let mut pass = ScanPass::new(&self.cursor);
+        while needed > 0 && pass.next(ctx.mem, &mut self.cursor, self.params.scan_batch, &mut self.scratch) {
             for r in &self.scratch {
                 if needed > 0 && r.tier == TierId::FAST && self.counts.get(r.page) < self.counts.threshold {
                     ctx.demote(r.page);
                     needed -= 1;
-                    found += 1;
                 }
             }
-            if self.cursor.passes > start_passes && self.cursor.next >= start {
-                return found > 0;
-            }
         }
-        true
+        needed == 0 || needed < wanted
     }
 
     /// §V-B-2 at the end of a window.
@@ -402,7 +394,8 @@ impl Policy for FreqTierPolicy {
 mod tests {
     use super::*;
     use crate::policies::rig::Rig;
-    use crate::{Memory, SampleRate};
+    use crate::types::MILLISECOND;
+    use crate::{Memory, SampleRate, ScanMeter};
 
     /// `fast` fast pages, all taken by pages `0..fast`; `slow` pages from 1000 on the
     /// slow tier; 100 ms per tick.
@@ -517,6 +510,23 @@ mod tests {
         assert_eq!(rig.policy.mode(), FreqTierMode::Monitoring);
         assert_eq!(rig.rate(), SampleRate::Hz(0.0));
         assert_eq!(rig.policy.sample_rate_hz(), 0.0);
+    }
+
+    #[test]
+    fn an_empty_demotion_scan_is_one_pass_even_when_the_page_it_started_after_was_freed() {
+        // The cursor rests past page 99, the highest, which is then freed: every call of
+        // the scan wraps and stops short of where the pass began.
+        let mut rig = new_rig(FreqTierParams::default(), 100, 0);
+        rig.sample(0..100, 10);
+        rig.mem.free(99);
+        rig.policy.cursor = ScanCursor { next: 100, passes: 0 };
+        rig.mem.advance(100 * MILLISECOND);
+        let t = Telemetry { now: rig.mem.now(), ..Default::default() };
+        let meter = ScanMeter::new(&rig.mem, 10 * 99);
+        rig.policy.on_tick(&t, &mut Ctx { mem: &meter, plan: &mut rig.plan, sources: &mut rig.sources });
+        assert_eq!(meter.units(), 99, "one pass over the 99 resident pages");
+        assert!(rig.plan.is_empty());
+        assert_eq!(rig.policy.mode(), FreqTierMode::Monitoring);
     }
 
     #[test]

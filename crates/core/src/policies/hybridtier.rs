@@ -22,7 +22,11 @@
 //!   high-frequency, low-momentum pages are marked instead (second chance) and
 //!   revisited after `revisit`: a marked page not sampled since is demoted then (a
 //!   sample count kept per marked page: comparing filter counts, as the artifact does,
-//!   misses accesses to saturated counters and is confused by cooling). With
+//!   misses accesses to saturated counters and is confused by cooling). A tick scans
+//!   at most one pass over the resident pages, and after a pass that found nothing to
+//!   demote none at all until a sample, a move or the fast tier's free pages change
+//!   what it would find (on a fast tier of equally hot pages every tick would otherwise
+//!   rescan the whole footprint in vain). With
 //!   `momentum: false` the policy is the frequency-only variant of §6.4.1 (promote and
 //!   demote on frequency alone, no second chance).
 //! - **Huge pages** (§4.4): with `huge_pages`, both filters count per 2 MiB page
@@ -39,9 +43,9 @@
 
 use std::collections::VecDeque;
 
-use super::PolicySetup;
-use crate::memory::{Resident, ScanCursor};
-use crate::policy::{Ctx, Policy, Sampling, SourceRequest};
+use super::{PolicySetup, ScanPass};
+use crate::memory::{MoveStatus, Resident, ScanCursor};
+use crate::policy::{Ctx, Migration, Policy, Sampling, SourceRequest};
 use crate::sketches::{
     BlockedCountingBloomFilter, Coalescer, CounterBits, FrequencySketch, HotnessHistogram, PageTable,
 };
@@ -257,6 +261,13 @@ pub struct HybridTierPolicy {
     second_chance: VecDeque<(Page, Nanos)>,
     cursor: ScanCursor,
     scratch: Vec<Resident>,
+    /// Samples applied so far.
+    sampled: u64,
+    /// Pages moved so far (as the platform reported).
+    moved: u64,
+    /// What a pass that found nothing to demote saw: `(sampled, moved, free fast
+    /// pages)`. While all three stay the same, a pass would find the same: none is made.
+    fruitless: Option<(u64, u64, u64)>,
     /// The hit ratio at suspension, while sampling is suspended.
     suspended_at: Option<f64>,
     window_start: Nanos,
@@ -344,6 +355,9 @@ impl HybridTierPolicy {
             second_chance: VecDeque::new(),
             cursor: ScanCursor::default(),
             scratch: Vec::new(),
+            sampled: 0,
+            moved: 0,
+            fruitless: None,
             suspended_at: None,
             window_start: 0,
             window_fast: 0,
@@ -392,6 +406,7 @@ impl HybridTierPolicy {
         if samples == 0 {
             return;
         }
+        self.sampled += samples;
         self.batch.flush(&mut self.frequency);
         let momentum_hot = self.momentum.as_ref().map_or(&[][..], |m| &m.hot[..]);
         for &page in self.frequency.hot.iter().chain(momentum_hot) {
@@ -415,7 +430,8 @@ impl HybridTierPolicy {
     }
 
     /// Demotion between the watermarks: second-chance pages due for their revisit
-    /// first, then the wrapping scan.
+    /// first, then one pass of the wrapping scan at most, unless the last pass found
+    /// nothing and nothing has changed since.
     fn demote_cold(&mut self, now: Nanos, ctx: &mut Ctx<'_>) {
         let cap = ctx.mem.tiers()[0].capacity_pages as f64;
         let queued = ctx.plan.as_slice().iter().filter(|m| m.to == TierId::FAST).count();
@@ -437,12 +453,13 @@ impl HybridTierPolicy {
                 _ => break,
             }
         }
-        let (start, start_passes) = (self.cursor.next, self.cursor.passes);
-        while needed > 0 {
-            self.scratch.clear();
-            if ctx.mem.scan(&mut self.cursor, self.params.scan_batch, &mut self.scratch) == 0 {
-                return;
-            }
+        let state = (self.sampled, self.moved, ctx.mem.free_pages(TierId::FAST));
+        if needed == 0 || self.fruitless == Some(state) {
+            return;
+        }
+        let wanted = needed;
+        let mut pass = ScanPass::new(&self.cursor);
+        while needed > 0 && pass.next(ctx.mem, &mut self.cursor, self.params.scan_batch, &mut self.scratch) {
             for r in &self.scratch {
                 if needed == 0 || r.tier != TierId::FAST || self.high_momentum(r.page) {
                     continue;
@@ -458,10 +475,8 @@ impl HybridTierPolicy {
                     self.second_chance.push_back((r.page, now));
                 }
             }
-            if self.cursor.passes > start_passes && self.cursor.next >= start {
-                return;
-            }
         }
+        self.fruitless = (needed == wanted).then_some(state);
     }
 
     /// Suspends or resumes sampling at the end of a hit-ratio window.
@@ -525,6 +540,10 @@ impl Policy for HybridTierPolicy {
         ctx.sources.samples = Some(self.sampling());
     }
 
+    fn on_moved(&mut self, results: &[(Migration, MoveStatus)]) {
+        self.moved += results.iter().filter(|(_, status)| *status == MoveStatus::Moved).count() as u64;
+    }
+
     fn metadata_bytes(&self) -> usize {
         let momentum = self
             .momentum
@@ -543,7 +562,7 @@ mod tests {
     use super::*;
     use crate::policies::rig::Rig;
     use crate::types::MILLISECOND;
-    use crate::SampleRate;
+    use crate::{Memory, SampleRate, ScanMeter};
 
     /// `fast` fast pages, all taken by pages `0..fast`; `slow` pages from 1000 on the
     /// slow tier; 100 ms per tick.
@@ -613,6 +632,37 @@ mod tests {
         assert!(rig.fast(3) && rig.fast(6));
         assert!([0, 1, 2, 4, 5].iter().all(|&p| !rig.fast(p)));
         assert_eq!(rig.policy.marked(), 4, "pages 6..10 wait for more pressure");
+    }
+
+    /// A tick 100 ms on whose scans are counted: the units they returned.
+    fn metered_tick(rig: &mut Rig<HybridTierPolicy>) -> u64 {
+        rig.mem.advance(100 * MILLISECOND);
+        let t = Telemetry { now: rig.mem.now(), ..Default::default() };
+        let meter = ScanMeter::new(&rig.mem, 10 * rig.mem.resident() as u64);
+        rig.policy.on_tick(&t, &mut Ctx { mem: &meter, plan: &mut rig.plan, sources: &mut rig.sources });
+        meter.units()
+    }
+
+    #[test]
+    fn a_tick_scans_one_pass_at_most_and_none_again_until_something_changes() {
+        // Every fast page is equally frequent: the threshold is their count, nothing is
+        // demotable. The cursor rests past page 99, the highest, which is then freed.
+        let mut rig = new_rig(params(), 100, 0);
+        rig.sample(0..100, 6);
+        rig.mem.free(99);
+        rig.policy.cursor = ScanCursor { next: 100, passes: 0 };
+        assert_eq!(metered_tick(&mut rig), 99, "one pass over the 99 resident pages");
+        assert!(rig.plan.is_empty());
+        assert_eq!(rig.policy.marked(), 99);
+        assert_eq!(metered_tick(&mut rig), 0, "nothing changed: no pass");
+        // A new page takes the free fast page: the next pass finds it cold.
+        rig.mem.touch(500);
+        assert_eq!(metered_tick(&mut rig), 100);
+        assert_eq!(rig.plan.as_slice(), [Migration { page: 500, to: TierId(1) }]);
+        // New samples change what a pass would find, too.
+        rig.plan.clear();
+        rig.sample([500].into_iter(), 1);
+        assert!(metered_tick(&mut rig) <= 100);
     }
 
     #[test]

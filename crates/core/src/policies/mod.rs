@@ -80,7 +80,8 @@ pub(crate) fn check_demotion_scan(
 /// The pass starts where the cursor is and ends by address order once the scan has wrapped
 /// past that start: after one wrap a unit at or above the start was seen when the pass
 /// began, and after two wraps every unit was. Such units are cut from the batch that
-/// reaches them. So a pass ends whatever the cursor points at (a freed page, a gap, the
+/// reaches them. A call that returns fewer units than asked has returned every resident
+/// unit, so it ends the pass too. So a pass ends whatever the cursor points at (a freed page, a gap, the
 /// end of the address space) and however the platform's calls wrap, and one pass returns
 /// no more units than are resident. The memory must not change during a pass, as it
 /// cannot within one call of a policy.
@@ -111,7 +112,7 @@ impl ScanPass {
             return false;
         }
         let before = *cursor;
-        mem.scan(cursor, max, out);
+        let short = mem.scan(cursor, max, out) < max;
         // A call wraps at most once; the unit after its wrap is the first below its
         // predecessor (or below where the call started).
         let mut wraps = before.passes - self.passes;
@@ -128,7 +129,7 @@ impl ScanPass {
         if let Some(i) = seen {
             out.truncate(i);
         }
-        self.done = seen.is_some() || wraps >= 2 || (wraps == 1 && cursor.next >= self.start);
+        self.done = short || seen.is_some() || wraps >= 2 || (wraps == 1 && cursor.next >= self.start);
         !out.is_empty()
     }
 }
@@ -258,18 +259,21 @@ pub fn build(name: &str, setup: &PolicySetup) -> Option<Result<Box<dyn Policy>, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::InMemory;
+    use crate::{InMemory, ScanMeter};
 
-    /// The units of one whole pass from `cursor`, `max` a call, and the calls it took.
-    fn pass(mem: &InMemory, cursor: &mut ScanCursor, max: usize) -> (Vec<Page>, usize) {
-        let (mut seen, mut out, mut calls) = (Vec::new(), Vec::new(), 0);
+    /// The units of one whole pass from `cursor`, `max` a call, and the calls of
+    /// [`Memory::scan`] it took.
+    fn pass(mem: &InMemory, cursor: &mut ScanCursor, max: usize) -> (Vec<Page>, u64) {
+        let meter = ScanMeter::new(mem, 100);
+        let (mut seen, mut out) = (Vec::new(), Vec::new());
         let mut pass = ScanPass::new(cursor);
-        while pass.next(mem, cursor, max, &mut out) {
+        while pass.next(&meter, cursor, max, &mut out) {
             seen.extend(out.iter().map(|r| r.page));
-            calls += 1;
-            assert!(calls <= 100, "the pass from {cursor:?} has not ended after 100 calls");
         }
-        assert!(out.is_empty() && !pass.next(mem, cursor, max, &mut out), "a pass stays over");
+        assert!(meter.units() < 100, "the pass from {cursor:?} has not ended");
+        let calls = meter.calls();
+        assert!(out.is_empty() && !pass.next(&meter, cursor, max, &mut out), "a pass stays over");
+        assert_eq!(meter.calls(), calls, "without another scan");
         (seen, calls)
     }
 
@@ -288,10 +292,11 @@ mod tests {
         for next in 0..14 {
             for max in 1..8 {
                 let mut cursor = ScanCursor { next, passes: 3 };
-                let (mut seen, _) = pass(&mem, &mut cursor, max);
+                let (mut seen, calls) = pass(&mem, &mut cursor, max);
                 let first = seen[0];
                 seen.sort_unstable();
                 assert_eq!(seen, resident, "from {next}, {max} a call");
+                assert!(calls <= 5usize.div_ceil(max) as u64 + 1, "{calls} calls from {next}, {max} a call");
                 assert_eq!(first, *resident.iter().find(|&&p| p >= next).unwrap_or(&1), "starts at the cursor");
             }
         }
@@ -314,7 +319,7 @@ mod tests {
     fn a_pass_over_nothing_ends_at_once() {
         let mem = memory(&[]);
         let mut cursor = ScanCursor::default();
-        assert_eq!(pass(&mem, &mut cursor, 8), (vec![], 0));
+        assert_eq!(pass(&mem, &mut cursor, 8), (vec![], 1));
     }
 
     #[test]
