@@ -1,11 +1,15 @@
 //! `tierkit record`: record a real program's page-access trace in tierkit's native
 //! format.
 //!
-//! - `--via valgrind` (works anywhere Valgrind runs): the program runs under
-//!   `valgrind --tool=lackey --trace-mem=yes`; its access lines stream through a
-//!   simulated last-level cache ([`tierkit_sim::trace::LlcFilter`]) so that only
-//!   memory-level accesses (misses and dirty write-backs) are kept. `--from FILE` filters
-//!   a lackey log recorded earlier instead of running a command.
+//! - `--via valgrind` (works anywhere Valgrind runs): the program runs under tierkit's
+//!   own Valgrind tool ([`tool`], built with gcc on first use), which simulates a
+//!   last-level cache and streams only memory-level accesses (misses and dirty
+//!   write-backs) as binary records with their instruction gaps ([`stream`]). Without
+//!   gcc or Valgrind's headers, or with `--lackey`, it runs under
+//!   `valgrind --tool=lackey --trace-mem=yes` instead, whose access lines go through the
+//!   same cache in Rust ([`tierkit_sim::trace::LlcFilter`]). `--from FILE` filters a
+//!   lackey log recorded earlier instead of running a command. Either way the trace has
+//!   a clock (native version 2).
 //! - `--via perf`: `perf mem record` where the PMU supports memory sampling (Intel PEBS
 //!   load latency or AMD IBS); elsewhere a "not available here because …" error.
 //!
@@ -14,8 +18,13 @@
 //!   ([`damon`]).
 
 mod damon;
+mod emitter;
 mod filter;
+mod lackey;
 mod perf;
+mod stream;
+mod summary;
+mod tool;
 mod valgrind;
 
 use std::path::PathBuf;
@@ -33,7 +42,7 @@ const DEFAULT_AGGREGATION_MS: u64 = 100;
 /// How `record` observes the program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Via {
-    /// Valgrind lackey with a simulated last-level-cache filter.
+    /// tierkit's Valgrind tool (or lackey) with a simulated last-level cache.
     Valgrind,
     /// `perf mem record` (needs a PMU with memory sampling).
     Perf,
@@ -73,6 +82,26 @@ pub struct RecordArgs {
     /// Filter this lackey `--trace-mem=yes` log instead of running a command (valgrind only).
     #[arg(long, conflicts_with = "cmd")]
     from: Option<PathBuf>,
+    /// Record with Valgrind's lackey instead of tierkit's tool (valgrind only; slower,
+    /// the reference the tool is checked against).
+    #[arg(long)]
+    lackey: bool,
+    /// Keep a pseudo-random 1-in-N sample of the memory-level accesses; the cache still
+    /// sees every access (valgrind only).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1 << 40))]
+    sample_every: Option<u64>,
+    /// Write nothing until the program writes STR with write(2) or writev(2), e.g. a
+    /// driver that prints TK_START after loading its data; the cache is simulated from
+    /// the beginning (valgrind, tierkit's tool only).
+    #[arg(long, value_name = "STR")]
+    start_marker: Option<String>,
+    /// Write nothing for the first N instructions (after the start marker, if any)
+    /// (valgrind only).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=1 << 62))]
+    skip_instructions: Option<u64>,
+    /// Stop after N records: end the program and finish the trace (valgrind only).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_records: Option<u64>,
     /// The command to record and its arguments (after `--`).
     #[arg(last = true)]
     cmd: Vec<String>,
@@ -80,6 +109,19 @@ pub struct RecordArgs {
 
 /// Runs `tierkit record`; exits with the command's exit status when that is not 0.
 pub fn run(a: RecordArgs) -> Result<()> {
+    if a.via != Via::Valgrind {
+        for (given, flag) in [
+            (a.lackey, "--lackey"),
+            (a.sample_every.is_some(), "--sample-every"),
+            (a.start_marker.is_some(), "--start-marker"),
+            (a.skip_instructions.is_some(), "--skip-instructions"),
+            (a.max_records.is_some(), "--max-records"),
+        ] {
+            if given {
+                bail!("{flag} goes with --via valgrind");
+            }
+        }
+    }
     if a.via != Via::Damon {
         for (given, flag) in [
             (a.aggregation.is_some(), "--aggregation"),
@@ -92,19 +134,7 @@ pub fn run(a: RecordArgs) -> Result<()> {
         }
     }
     let code = match a.via {
-        Via::Valgrind => {
-            let mut llc = tierkit_sim::trace::LlcFilter::new(a.llc, a.llc_ways)?;
-            let (summary, code) = match &a.from {
-                Some(log) => (filter::filter_file(log, &mut llc, &a.output)?, None),
-                None => {
-                    need_cmd(&a.cmd)?;
-                    let (s, code) = valgrind::record(&a.cmd, &mut llc, &a.output)?;
-                    (s, Some(code))
-                }
-            };
-            print!("{}", summary.text(&a.output, a.llc, a.llc_ways, &llc.stats()));
-            code
-        }
+        Via::Valgrind => record_valgrind(&a)?,
         Via::Perf => {
             if a.from.is_some() {
                 bail!("--from filters a lackey log: it goes with --via valgrind");
@@ -137,6 +167,63 @@ pub fn run(a: RecordArgs) -> Result<()> {
         None => {}
     }
     Ok(())
+}
+
+/// `--via valgrind`: with tierkit's tool, lackey, or from a lackey log.
+fn record_valgrind(a: &RecordArgs) -> Result<Option<i32>> {
+    let mut llc = tierkit_sim::trace::LlcFilter::new(a.llc, a.llc_ways)?;
+    if a.start_marker.as_deref() == Some("") {
+        bail!("--start-marker: the marker is empty");
+    }
+    let (skip, sample_every) = (a.skip_instructions.unwrap_or(0), a.sample_every.unwrap_or(1));
+    let lackey_opts = (skip, sample_every, a.max_records);
+    let (summary, code) = match &a.from {
+        Some(log) => {
+            if a.start_marker.is_some() {
+                bail!(
+                    "--start-marker needs tierkit's Valgrind tool: a lackey log does not hold what the program wrote"
+                );
+            }
+            (filter::filter_file(log, &mut llc, &a.output, skip, sample_every, a.max_records)?, None)
+        }
+        None => {
+            need_cmd(&a.cmd)?;
+            let tool = tool::prepare();
+            if a.lackey {
+                if a.start_marker.is_some() {
+                    bail!("--start-marker needs tierkit's Valgrind tool: it does not go with --lackey");
+                }
+                // The tool's library directory, when there is one, so that the program
+                // sees the same environment (VALGRIND_LIB, LD_PRELOAD) under both.
+                lackey::record(&a.cmd, &mut llc, &a.output, tool.as_deref().ok(), lackey_opts)?
+            } else {
+                match tool {
+                    Ok(dir) => {
+                        let o = stream::ToolOptions {
+                            llc: a.llc,
+                            ways: a.llc_ways,
+                            sample_every,
+                            start_marker: a.start_marker.as_deref(),
+                            skip,
+                            max_records: a.max_records,
+                        };
+                        stream::record(&a.cmd, &dir, &o, &a.output)?
+                    }
+                    Err(why) if a.start_marker.is_some() => {
+                        bail!("--start-marker needs tierkit's Valgrind tool, which is not available here: {why}")
+                    }
+                    Err(why) => {
+                        eprintln!(
+                            "note: recording with lackey (slower): tierkit's Valgrind tool is not available: {why}"
+                        );
+                        lackey::record(&a.cmd, &mut llc, &a.output, None, lackey_opts)?
+                    }
+                }
+            }
+        }
+    };
+    print!("{}", summary.text(&a.output, a.llc, a.llc_ways));
+    Ok(code)
 }
 
 fn need_cmd(cmd: &[String]) -> Result<()> {

@@ -1,70 +1,53 @@
-//! Lackey lines through the LLC filter into a native trace, with counts for the summary.
+//! Lackey lines through the LLC filter into a native trace with a clock: each record's
+//! instruction gap is the `I` lines since the previous record.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use tierkit_sim::trace::{LlcFilter, LlcStats, NativeWriter};
+use tierkit_sim::trace::{LlcFilter, NativeWriter};
 
-/// What a recording saw.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Summary {
-    /// Instruction fetches (`I` lines), skipped.
-    pub instructions: u64,
-    /// Loads (`L`).
-    pub loads: u64,
-    /// Stores (`S`).
-    pub stores: u64,
-    /// Modifies (`M`: a load and a store).
-    pub modifies: u64,
-    /// Accesses written to the trace.
-    pub kept: u64,
-    /// Distinct pages in the trace.
-    pub pages: u64,
-}
-
-impl Summary {
-    /// The summary printed after a recording.
-    pub fn text(&self, out: &Path, llc: u64, ways: usize, s: &LlcStats) -> String {
-        format!(
-            "instructions skipped: {}\nloads: {}  stores: {}  modifies: {}\n\
-             LLC ({} MiB, {ways}-way, 64 B lines): {} hits, {} misses, {} dirty write-backs\n\
-             kept {} memory-level accesses on {} pages in {}\n",
-            self.instructions,
-            self.loads,
-            self.stores,
-            self.modifies,
-            llc as f64 / (1u64 << 20) as f64,
-            s.hits,
-            s.misses,
-            s.writebacks,
-            self.kept,
-            self.pages,
-            out.display()
-        )
-    }
-}
+use super::emitter::Emitter;
+use super::summary::{Counts, Summary};
 
 /// Streams lackey lines through an LLC into a native trace.
 pub struct Filter<'a> {
     llc: &'a mut LlcFilter,
     out: NativeWriter,
-    summary: Summary,
+    emitter: Emitter,
+    counts: Counts,
+    kept: u64,
+    max_records: Option<u64>,
     line: u64,
     source: String,
 }
 
 impl<'a> Filter<'a> {
-    /// Writes the trace to `out`; `source` names the input in errors.
-    pub fn new(llc: &'a mut LlcFilter, out: &Path, source: String) -> Result<Self> {
-        let out = NativeWriter::create(out, true)?;
-        Ok(Self { llc, out, summary: Summary::default(), line: 0, source })
+    /// Writes the trace to `out` (with a clock), skipping the first `skip`
+    /// instructions, keeping one in `sample_every` memory-level accesses, and at most
+    /// `max_records` records; `source` names the input in errors.
+    pub fn new(
+        llc: &'a mut LlcFilter,
+        out: &Path,
+        source: String,
+        skip: u64,
+        sample_every: u64,
+        max_records: Option<u64>,
+    ) -> Result<Self> {
+        let out = NativeWriter::with_clock(out, true, sample_every)?;
+        let emitter = Emitter::new(skip, sample_every);
+        Ok(Self { llc, out, emitter, counts: Counts::default(), kept: 0, max_records, line: 0, source })
+    }
+
+    /// Whether `--max-records` records have been written.
+    pub fn full(&self) -> bool {
+        self.max_records.is_some_and(|m| self.kept >= m)
     }
 
     /// Takes one line (without or with its newline). Valgrind's own lines (`==pid==`,
     /// `--pid--`) and blank lines are skipped; anything else that is not an access line
-    /// is an error naming the line.
+    /// is an error naming the line. Accesses past `--max-records` are not written.
     pub fn line(&mut self, raw: &[u8]) -> Result<()> {
         self.line += 1;
         let l = raw.strip_suffix(b"\n").unwrap_or(raw);
@@ -79,30 +62,37 @@ impl<'a> Filter<'a> {
                 String::from_utf8_lossy(l)
             );
         };
+        let c = &mut self.counts;
         let write = match kind {
             b'I' => {
-                self.summary.instructions += 1;
+                c.instructions += 1;
                 return Ok(());
             }
             b'L' => {
-                self.summary.loads += 1;
+                c.loads += 1;
                 false
             }
             b'S' => {
-                self.summary.stores += 1;
+                c.stores += 1;
                 true
             }
             _ => {
-                self.summary.modifies += 1;
+                c.modifies += 1;
                 true
             }
         };
-        let (out, kept) = (&mut self.out, &mut self.summary.kept);
+        let (out, emitter, kept, max) = (&mut self.out, &mut self.emitter, &mut self.kept, self.max_records);
+        let now = c.instructions;
         let mut err = None;
         self.llc.access(addr, size, write, &mut |a| {
-            *kept += 1;
-            if let Err(e) = out.push(a) {
-                err.get_or_insert(e);
+            if max.is_some_and(|m| *kept >= m) {
+                return;
+            }
+            if let Some(r) = emitter.offer(a, now) {
+                *kept += 1;
+                if let Err(e) = out.push(r) {
+                    err.get_or_insert(e);
+                }
             }
         });
         match err {
@@ -112,9 +102,18 @@ impl<'a> Filter<'a> {
     }
 
     /// Finishes the trace file.
-    pub fn finish(self) -> Result<Summary> {
+    pub fn finish(self, stopped_at_max: bool) -> Result<Summary> {
         let header = self.out.finish()?;
-        Ok(Summary { pages: header.pages, ..self.summary })
+        let counts =
+            Counts { llc: self.llc.stats(), first_instruction: self.emitter.first_instruction(), ..self.counts };
+        Ok(Summary {
+            recorder: "lackey",
+            counts: Some(counts),
+            kept: self.kept,
+            pages: header.pages,
+            sample_every: header.sample_every,
+            stopped_at_max,
+        })
     }
 }
 
@@ -131,20 +130,29 @@ fn parse(l: &[u8]) -> Option<(u8, u64, u64)> {
     Some((kind, u64::from_str_radix(addr, 16).ok()?, size.trim().parse().ok()?))
 }
 
-/// Filters the lackey log at `path` into a native trace at `out`.
-pub fn filter_file(path: &Path, llc: &mut LlcFilter, out: &Path) -> Result<Summary> {
+/// Filters the lackey log at `path` into a native trace at `out` (see [`Filter::new`]),
+/// stopping at `max_records`.
+pub fn filter_file(
+    path: &Path,
+    llc: &mut LlcFilter,
+    out: &Path,
+    skip: u64,
+    sample_every: u64,
+    max_records: Option<u64>,
+) -> Result<Summary> {
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let mut f = Filter::new(llc, out, path.display().to_string())?;
+    let mut f = Filter::new(llc, out, path.display().to_string(), skip, sample_every, max_records)?;
     let mut r = BufReader::with_capacity(1 << 20, file);
     let mut buf = Vec::new();
-    loop {
+    while !f.full() {
         buf.clear();
         if r.read_until(b'\n', &mut buf).with_context(|| format!("cannot read {}", path.display()))? == 0 {
             break;
         }
         f.line(&buf)?;
     }
-    f.finish()
+    let full = f.full();
+    f.finish(full)
 }
 
 #[cfg(test)]
