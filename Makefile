@@ -8,7 +8,7 @@ LIBCACHESIM := libcachesim==0.3.5
 # Building and testing the Python package (python/, crates/py).
 PYPACKAGE_DEPS := maturin==1.16.0 pytest==9.2.0 pandas==3.1.1 matplotlib==3.11.2 ray==2.60.0
 
-.PHONY: test build bench deps fmt libcachesim-check py-test record-check report-check results vm-test
+.PHONY: test build bench deps fmt libcachesim-check py-test record-check report-check results vm-test vm-bench
 
 # Everything the tests need that a fresh machine may lack. Rust, cargo, gcc and CPython
 # come with the machine; Python packages go into a venv under target/.
@@ -40,6 +40,12 @@ build:
 VM_SCENARIOS ?=
 vm-test: build
 	bash tests/vm/setup.sh && bash tests/vm/build-initramfs.sh && bash tests/vm/run.sh $(VM_SCENARIOS)
+
+# The live benchmarks in the same guest (tests/vm/bench: move throughput against a raw move_pages
+# loop, the mover alone, tierkit's own CPU cost, scattered hot pages): VMBENCH lines, nothing
+# asserted; not part of `make test`. VM_SCENARIOS picks some here too.
+vm-bench: build
+	bash tests/vm/setup.sh && bash tests/vm/build-initramfs.sh && bash tests/vm/run.sh --bench $(VM_SCENARIOS)
 
 # The Python package: build its wheel with maturin, install it into the venv and run the
 # pytest suite, which checks it against the tierkit binary.

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Builds target/vm/initramfs.cpio.gz for run.sh: busybox-static, the static test programs
 # (workload + tools), the dax modules unpacked by setup.sh, the tierkit binary with the shared
-# libraries it links (at their host paths, ELF interpreter included), /init and the guest scenarios.
+# libraries it links (at their host paths, ELF interpreter included), /init, the test scenarios
+# (guest/, /vmtest/guest) and the benchmarks (bench/, /vmtest/bench).
 # Needs: setup.sh run once, and target/release/tierkit (make build).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -15,7 +16,7 @@ command -v busybox >/dev/null || [ -x /bin/busybox ] || die "busybox missing: ru
 
 ROOT=$VM/rootfs
 BIN=$VM/bin
-rm -rf "$ROOT" && mkdir -p "$BIN" "$ROOT"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,run,lib/modules,vmtest/guest}
+rm -rf "$ROOT" && mkdir -p "$BIN" "$ROOT"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,run,lib/modules,vmtest/guest,vmtest/bench}
 
 # Static guest programs, rebuilt when their source changes.
 build() {  # build SRC OUT EXTRA-LIBS...
@@ -46,9 +47,10 @@ interp=$(readelf -l "$TIERKIT" | sed -n 's/.*Requesting program interpreter: \(.
 cp "$CACHE"/modules/*.ko "$ROOT/lib/modules/"
 cp tests/vm/init.sh "$ROOT/init"
 cp tests/vm/guest/*.sh "$ROOT/vmtest/guest/"
-chmod +x "$ROOT/init" "$ROOT"/vmtest/guest/*.sh
+cp tests/vm/bench/*.sh "$ROOT/vmtest/bench/"
+chmod +x "$ROOT/init" "$ROOT"/vmtest/guest/*.sh "$ROOT"/vmtest/bench/*.sh
 
 (cd "$ROOT" && find . | cpio -o -H newc --quiet | gzip -1) > "$VM/initramfs.cpio.gz.tmp"
 mv "$VM/initramfs.cpio.gz.tmp" "$VM/initramfs.cpio.gz"
 echo "vm initramfs: $VM/initramfs.cpio.gz ($(( $(stat -c %s "$VM/initramfs.cpio.gz") >> 20 )) MiB," \
-    "scenarios: $(cd tests/vm/guest && ls [0-9][0-9]-*.sh | tr '\n' ' '))"
+    "tests: $(cd tests/vm/guest && ls [0-9][0-9]-*.sh | tr '\n' ' ')benchmarks: $(cd tests/vm/bench && ls [0-9][0-9]-*.sh | tr '\n' ' '))"

@@ -1,8 +1,10 @@
 #!/bin/busybox sh
 # /init of the VM tests' initramfs: mounts the pseudo file systems, hot-plugs node 1's
 # soft-reserved RAM through dax_hmem -> kmem (a CPU-less node in a lower memory tier, the way
-# CXL memory in system-ram mode appears), runs the selected /vmtest/guest/NN-*.sh scenarios,
-# each under a time limit, and powers off. Kernel command line:
+# CXL memory in system-ram mode appears), runs the selected scenarios of one suite, each under a
+# time limit, and powers off. Kernel command line:
+#   vmtest_suite=DIR    guest (default): the tests, /vmtest/guest/NN-*.sh, each printing VMTEST
+#                       lines; bench: the benchmarks, /vmtest/bench/NN-*.sh, printing VMBENCH lines
 #   vmtest_only=a,b     run only the scenarios named a and b ("workload" or "10-workload")
 #   vmtest_timeout=S    default per-scenario limit in seconds (a script can set its own with a
 #                       "# vmtest-timeout: S" line)
@@ -19,8 +21,10 @@ echo "VMTEST_BEGIN kernel=$(uname -r) uptime=$(cut -d' ' -f1 /proc/uptime)"
 
 ONLY=""
 DEFAULT_TIMEOUT=60
+SUITE=guest
 for arg in $(cat /proc/cmdline); do
     case "$arg" in
+        vmtest_suite=*) SUITE=${arg#*=} ;;
         vmtest_only=*) ONLY=$(echo "${arg#*=}" | tr ',' ' ') ;;
         vmtest_timeout=*) DEFAULT_TIMEOUT=${arg#*=} ;;
     esac
@@ -93,20 +97,33 @@ restore_after() {  # restore_after NAME
     done
 }
 
+MATCHED=""
 selected() {  # selected NAME BASE
     [ -z "$ONLY" ] && return 0
-    for o in $ONLY; do [ "$o" = "$1" ] || [ "$o" = "$2" ] && return 0; done
+    for o in $ONLY; do [ "$o" = "$1" ] || [ "$o" = "$2" ] && { MATCHED="$MATCHED $o"; return 0; }; done
     return 1
 }
 
 secs() { cut -d. -f1 /proc/uptime; }
 
-mkdir -p /tmp/vmtest
-for s in /vmtest/guest/[0-9][0-9]-*.sh; do
+# A scenario's result lines: a test must print a VMTEST line, a benchmark a VMBENCH line (or a
+# VMTEST ... FAIL line when it could not measure).
+MARK=VMTEST
+[ "$SUITE" = bench ] && MARK=VMBENCH
+# /tmp is emptied before every scenario: a file left by an earlier one (a READY line read before
+# the new workload truncated its output file) must not pass for this one's.
+fresh_tmp() {
+    rm -rf /tmp/* /tmp/.[!.]* 2>/dev/null
+    mkdir -p /tmp/vmtest
+}
+[ -d /vmtest/$SUITE ] || echo "VMTEST suite FAIL no scenario directory /vmtest/$SUITE"
+for s in /vmtest/$SUITE/[0-9][0-9]-*.sh; do
+    [ -e "$s" ] || continue
     base=${s##*/}; base=${base%.sh}; name=${base#[0-9][0-9]-}
     selected "$name" "$base" || continue
     limit=$(sed -n 's/^# vmtest-timeout: *\([0-9][0-9]*\).*/\1/p' "$s" | head -1)
     limit=${limit:-$DEFAULT_TIMEOUT}
+    fresh_tmp
     out=/tmp/vmtest/$base.out
     snapshot_knobs
     echo "VMSCENARIO $base start uptime=$(cut -d' ' -f1 /proc/uptime) limit=${limit}s"
@@ -125,13 +142,17 @@ for s in /vmtest/guest/[0-9][0-9]-*.sh; do
         echo "VMTEST $name FAIL timed out after ${limit}s (killed)"
     elif [ "$rc" != 0 ] && ! grep -q '^VMTEST [^ ]* FAIL' "$out"; then
         echo "VMTEST $name FAIL exited with status $rc without reporting a failure"
-    elif ! grep -q '^VMTEST ' "$out"; then
-        echo "VMTEST $name FAIL printed no VMTEST line"
+    elif ! grep -q "^$MARK " "$out" && ! grep -q '^VMTEST [^ ]* FAIL' "$out"; then
+        echo "VMTEST $name FAIL printed no $MARK line"
     fi
     restore_after "$name"
     echo "VMSCENARIO $base end uptime=$(cut -d' ' -f1 /proc/uptime) took=${took}s"
 done
 
+# A name that matched no scenario (a typo) must not pass as a run of nothing.
+for o in $ONLY; do
+    case " $MATCHED " in *" $o "*) ;; *) echo "VMTEST $o FAIL no scenario named $o in /vmtest/$SUITE" ;; esac
+done
 echo "VMTEST_END uptime=$(cut -d' ' -f1 /proc/uptime)"
 sync
 poweroff -f

@@ -80,3 +80,19 @@ kdamonds_on() {
         printf '%s:%s ' "${d##*/}" "$pids"
     done
 }
+
+# cs: the uptime in centiseconds.
+cs() { awk '{ printf "%d", $1 * 100 }' /proc/uptime; }
+
+# watch_moves PID RANGE JOB: polls the node-0 page count of RANGE every 0.5 s (at most 120 times)
+# while background job JOB runs, until 95% of the pages are on node 0; sets trail to
+# "centiseconds:count ...".
+watch_moves() {
+    trail=""; i=0; want=$(($(kv total "$(placement $1 "$2")") * 95 / 100))
+    while [ $i -lt 120 ] && kill -0 $3 2>/dev/null; do
+        sleep 0.5; i=$((i + 1))
+        n=$(kv node0 "$(placement $1 "$2")")
+        trail="$trail $(cs):${n:-0}"
+        [ "${n:-0}" -ge $want ] && break
+    done
+}

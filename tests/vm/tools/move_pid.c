@@ -1,7 +1,7 @@
 // move_pid: the raw baseline for tierkit's mover on another process's pages. Moves the given
 // pages of process PID to one node with plain move_pages(2) calls of a fixed batch size, timed,
 // and reports pages moved per second. tierkit's throughput is compared with this loop on the
-// same pages of the same running process (tests/vm/guest/60-bench.sh).
+// same pages of the same running process (tests/vm/bench/10-move-throughput.sh).
 //
 // Build: gcc -static -O2 -o move_pid move_pid.c
 // Usage: move_pid PID ADDRS_FILE|0xSTART-0xEND --to NODE [--batch B]
