@@ -3,6 +3,7 @@
 //! watermark-driven wrapping demotion scan and honest metadata accounting. It is a
 //! stripped-down FreqTier (FreqTier §IV–V) with a fixed threshold.
 
+use super::ScanPass;
 use crate::memory::{Resident, ScanCursor};
 use crate::policy::{Ctx, Policy, Sampling, SourceRequest};
 use crate::sketches::{BlockedCountingBloomFilter, CounterBits, FrequencySketch};
@@ -82,14 +83,8 @@ impl ThresholdPolicy {
         }
         let mut needed = (self.params.demoting_wmark * cap - free).ceil() as usize;
         // At most one full pass over the resident pages per tick.
-        let resident: u64 = ctx.mem.tiers().iter().map(|t| t.capacity_pages - ctx.mem.free_pages(t.id)).sum();
-        let mut left = resident as usize;
-        while needed > 0 && left > 0 {
-            self.scratch.clear();
-            if ctx.mem.scan(&mut self.cursor, self.params.scan_batch.min(left), &mut self.scratch) == 0 {
-                return;
-            }
-            left -= self.scratch.len();
+        let mut pass = ScanPass::new(&self.cursor);
+        while needed > 0 && pass.next(ctx.mem, &mut self.cursor, self.params.scan_batch, &mut self.scratch) {
             for r in &self.scratch {
                 if r.tier == TierId::FAST && self.counts.get(r.page) < self.params.hot_threshold && needed > 0 {
                     ctx.demote(r.page);
@@ -137,7 +132,7 @@ impl Policy for ThresholdPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{InMemory, Memory, Mover, Plan};
+    use crate::{InMemory, Memory, Mover, Plan, ScanMeter};
 
     fn sample(page: u64, tier: TierId) -> Event {
         Event::Sample { page, tier, word: None, write: false, time: 0 }
@@ -175,6 +170,24 @@ mod tests {
         // Demotions picked cold pages in address order from the cursor.
         assert_eq!(mem.tier_of(0), Some(TierId(1)));
         assert!(policy.metadata_bytes() >= 100 * 20 / 2, "filter of ~20 counters per page");
+    }
+
+    #[test]
+    fn a_tick_scans_one_pass_over_huge_pages_too() {
+        // Two hot huge pages fill the fast tier: nothing to demote. One pass is two
+        // units, however many base pages they hold.
+        let mut mem = InMemory::new(&[1024, 1000]).unwrap();
+        mem.place(0, TierId::FAST, true);
+        mem.place(512, TierId::FAST, true);
+        let mut policy = ThresholdPolicy::new(ThresholdParams::default(), 1024).unwrap();
+        let (mut plan, mut sources) = (Plan::default(), policy.sources());
+        let events: Vec<Event> = (0..5).flat_map(|_| [sample(0, TierId::FAST), sample(512, TierId::FAST)]).collect();
+        policy.on_events(&events, &mut Ctx { mem: &mem, plan: &mut plan, sources: &mut sources });
+        let meter = ScanMeter::new(&mem, 10_000);
+        let t = Telemetry { now: mem.now(), ..Default::default() };
+        policy.on_tick(&t, &mut Ctx { mem: &meter, plan: &mut plan, sources: &mut sources });
+        assert_eq!(meter.units(), 2);
+        assert!(plan.is_empty());
     }
 
     #[test]
