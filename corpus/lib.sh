@@ -84,14 +84,14 @@ PY
     [ "$n" -eq 1 ] || { say "FAIL: $n marker lines (want 1)"; return 1; }
 }
 
-# A server program natively: the server under /usr/bin/time -v with its stdout filtered as
+# A server program natively: the server under /usr/bin/time -v with its stdout and stderr filtered as
 # above, the client against it, then the server stopped.
 run_native_server() {
     local fifo=$WORK/server.stdout t0 t1
     rm -f "$fifo" "$WORK/marker.times"
     mkfifo "$fifo"
     t0=$(date +%s.%N)
-    env "${CMD_ENV[@]}" /usr/bin/time -v -o "$WORK/time-v.txt" "${CMD[@]}" >"$fifo" &
+    env "${CMD_ENV[@]}" /usr/bin/time -v -o "$WORK/time-v.txt" "${CMD[@]}" >"$fifo" 2>&1 &
     local spid=$!
     while IFS= read -r line; do
         [[ $line == *"$MARKER"* ]] && date +%s.%N >>"$WORK/marker.times"

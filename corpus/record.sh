@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Records corpus programs with `tierkit record --via valgrind` (simulated 32 MiB 16-way LLC,
+# recording from the program's TK_START marker, 1 in the program's SAMPLE_EVERY misses kept)
+# into corpus/NAME.tktrace, with a JSON sidecar corpus/NAME.json (program, version, command,
+# input, LLC model, sample rate, and the trace's records, pages and instructions from
+# `tierkit trace info --json`).
+#
+# Usage: corpus/record.sh [--max-records N] [--out DIR] NAME...     (NAME: corpus/programs/NAME.sh)
+# Environment: TIERKIT (default target/release/tierkit), TK_CORPUS_WORK (default target/corpus-work).
+#
+# Inputs are made natively first (NAME.sh setup). A single-process program is recorded as a
+# whole; for a server, the server runs under the recorder and the client natively beside it:
+# the client loads the data, asks the server to print TK_START, then runs its measured phase
+# (record mode: up to RECORD_OPS_FACTOR times the native operations) until it finishes or the
+# recorder exits; then the server is stopped and the recorder awaited.
+set -euo pipefail
+CORPUS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(dirname "$CORPUS_DIR")
+TIERKIT=${TIERKIT:-$ROOT/target/release/tierkit}
+WORK_ROOT=${TK_CORPUS_WORK:-$ROOT/target/corpus-work}
+MAX_RECORDS=5000000
+OUT_DIR=$CORPUS_DIR
+LLC=32MiB
+LLC_WAYS=16
+export RECORD_OPS_FACTOR=${RECORD_OPS_FACTOR:-20}
+
+usage() { echo "usage: corpus/record.sh [--max-records N] [--out DIR] NAME..." >&2; exit 2; }
+names=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --max-records) MAX_RECORDS=${2:?--max-records needs a count}; shift 2 ;;
+        --out) OUT_DIR=${2:?--out needs a directory}; shift 2 ;;
+        -h | --help) usage ;;
+        -*) echo "corpus/record.sh: unknown option $1" >&2; usage ;;
+        *) names+=("$1"); shift ;;
+    esac
+done
+[ ${#names[@]} -gt 0 ] || usage
+[ -x "$TIERKIT" ] || { echo "corpus/record.sh: $TIERKIT not found (cargo build --release -p tierkit)" >&2; exit 1; }
+"$TIERKIT" record --help | grep -q -- --start-marker ||
+    { echo "corpus/record.sh: $TIERKIT record has no --start-marker (rebuild tierkit)" >&2; exit 1; }
+for name in "${names[@]}"; do
+    [ -f "$CORPUS_DIR/programs/$name.sh" ] || { echo "corpus/record.sh: no program corpus/programs/$name.sh" >&2; exit 1; }
+done
+mkdir -p "$OUT_DIR"
+
+record_one() (
+    local name=$1 script=$CORPUS_DIR/programs/$1.sh
+    WORK=$WORK_ROOT/$name
+    bash "$script" setup "$WORK"
+    TK_CORPUS_LIB_ONLY=1
+    # shellcheck source=/dev/null
+    . "$script"
+    mkdir -p "$WORK"
+    recorded_cmd
+    local trace=$OUT_DIR/$name.tktrace log=$WORK/record.log t0 t1
+    local rec=("$TIERKIT" record --via valgrind --llc "$LLC" --llc-ways "$LLC_WAYS"
+        --start-marker "$MARKER" --sample-every "$SAMPLE_EVERY" --max-records "$MAX_RECORDS"
+        -o "$trace" -- "${CMD[@]}")
+    say "recording: ${rec[*]}"
+    t0=$(date +%s.%N)
+    if [ "$KIND" = server ]; then
+        env "${CMD_ENV[@]}" "${rec[@]}" >"$log" 2>&1 &
+        local rpid=$! cpid
+        SERVER_WAIT_S=600 server_wait
+        TK_RECORD=1 client >"$WORK/client.log" 2>&1 &
+        cpid=$!
+        # Whichever ends first: the recorder (max records reached and the server ended) or the client.
+        while kill -0 "$rpid" 2>/dev/null && kill -0 "$cpid" 2>/dev/null; do sleep 1; done
+        if kill -0 "$cpid" 2>/dev/null; then
+            kill "$cpid" 2>/dev/null || true
+        fi
+        wait "$cpid" || true
+        kill -0 "$rpid" 2>/dev/null && server_stop
+        wait "$rpid" || { say "FAIL: the recorder failed (see $log)"; tail -5 "$log" >&2; return 1; }
+    else
+        env "${CMD_ENV[@]}" "${rec[@]}" >"$log" 2>&1 ||
+            { say "FAIL: the recorder failed (see $log)"; tail -5 "$log" >&2; return 1; }
+    fi
+    t1=$(date +%s.%N)
+    "$TIERKIT" trace info --json "$trace" >"$WORK/info.json"
+    local cmdline
+    cmdline=$(printf '%q ' "${CMD_ENV[@]}" "${CMD[@]}")
+    python3 - "$WORK/info.json" "$OUT_DIR/$name.json" <<PY
+import json, sys
+info = json.load(open(sys.argv[1]))
+side = {
+    "program": "$name",
+    "version": $(python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$(version)"),
+    "kind": "$KIND",
+    "command": $(python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "${cmdline% }"),
+    "input": $(python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$INPUT"),
+    "llc": {"model": "tierkit record --via valgrind", "size": "$LLC", "ways": $LLC_WAYS},
+    "start_marker": "$MARKER",
+    "sample_every": $SAMPLE_EVERY,
+    "max_records": $MAX_RECORDS,
+    "records": info["accesses"],
+    "pages": info["pages"],
+    "instructions": info.get("instructions"),
+    "footprint_bytes": info.get("footprint_bytes"),
+    "record_wall_s": round($t1 - $t0, 1),
+    "trace": "$name.tktrace",
+}
+json.dump(side, open(sys.argv[2], "w"), indent=2)
+print(json.dumps(side))
+PY
+)
+
+for name in "${names[@]}"; do
+    record_one "$name"
+done
