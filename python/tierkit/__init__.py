@@ -172,7 +172,7 @@ def _run_options(
     pages: int | None,
     footprint: int | None,
     accesses: int | None,
-    scale: int,
+    scale: int | None,
     prefault: bool,
     cache_mode: bool,
     access_count_ratio: bool,
@@ -208,7 +208,7 @@ def simulate(
     pages: int | None = None,
     footprint: int | None = None,
     accesses: int | None = None,
-    scale: int = 1000,
+    scale: int | None = None,
     prefault: bool = True,
     cache_mode: bool = False,
     access_count_ratio: bool = False,
@@ -222,7 +222,8 @@ def simulate(
 
     ``pages`` (4 KiB pages) or ``footprint`` (bytes) sizes the workload (default 65,536
     pages) and ``accesses`` its length (default 3,000,000); ``scale`` is the real misses
-    per generated access; ``prefault=False`` is ``--no-prefault``. ``params`` and
+    per generated access (default 1000; a trace with its own clock follows that clock
+    unless ``scale`` is given); ``prefault=False`` is ``--no-prefault``. ``params`` and
     ``options`` are workload options, ``overrides`` machine parameters. ``policy`` is a
     name or a Python policy object (:class:`Policy`), run as a deep copy.
     """
@@ -248,7 +249,7 @@ def compare(
     pages: int | None = None,
     footprint: int | None = None,
     accesses: int | None = None,
-    scale: int = 1000,
+    scale: int | None = None,
     prefault: bool = True,
     cache_mode: bool = False,
     access_count_ratio: bool = False,

@@ -28,7 +28,7 @@ class _MachineOptions(TypedDict):
     machine_file: str | None
     overrides: list[str]
     antagonist: float | None
-    scale: int
+    scale: int | None
     prefault: bool
     cache_mode: bool
     access_count_ratio: bool

@@ -2,12 +2,13 @@
 //! comparison.
 
 use std::io::{IsTerminal, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
 use tierkit_sim::compare::{
-    compare, default_suite, paper_suite, Grid, Row, DEFAULT_POLICIES, DEFAULT_RATIOS, PAPER_RATIOS,
+    compare, default_suite, paper_suite, real_suite, real_suite_policies, Grid, Row, DEFAULT_POLICIES, DEFAULT_RATIOS,
+    PAPER_RATIOS,
 };
 use tierkit_sim::workload::WorkloadSpec;
 
@@ -25,9 +26,14 @@ pub struct CompareArgs {
     /// `--workload trace --opt path=FILE`.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["workload", "suite"])]
     pub trace: Option<String>,
-    /// A built-in suite: `default`, or `paper` (the papers' grid at 1:32, 1:16, 1:8, 1:4).
-    #[arg(long, value_parser = ["default", "paper"])]
+    /// A suite: `default`, `paper` (the papers' grid at 1:32, 1:16, 1:8, 1:4) or `real`
+    /// (the recorded programs of --corpus, every policy, at 1:32, 1:16, 1:8).
+    #[arg(long, value_parser = ["default", "paper", "real"])]
     pub suite: Option<String>,
+    /// The real suite's traces: a directory (its `*.tktrace` files) or trace files,
+    /// comma-separated [default: corpus].
+    #[arg(long, value_delimiter = ',', value_name = "DIR|FILE")]
+    pub corpus: Vec<String>,
     /// Shrink the paper suite 4x (a CI-sized run).
     #[arg(long)]
     pub quick: bool,
@@ -88,7 +94,8 @@ pub fn sim(a: SimArgs) -> Result<()> {
         ratios: vec![a.ratio],
         policies: vec![a.policy],
         seed: a.machine.seed,
-        scale: a.machine.scale,
+        scale: a.machine.scale(),
+        follow_clock: a.machine.follow_clock(),
         prefault: !a.machine.no_prefault,
         cache_mode: a.machine.cache_mode,
         measure_acr: a.machine.access_count_ratio,
@@ -101,8 +108,12 @@ pub fn sim(a: SimArgs) -> Result<()> {
 pub fn run(a: CompareArgs) -> Result<()> {
     let seed = a.machine.seed;
     let paper = a.suite.as_deref() == Some("paper");
+    let real = a.suite.as_deref() == Some("real");
     let workloads = if let Some(path) = &a.trace {
         vec![a.size.apply(WorkloadSpec::new("trace", 65_536, 3_000_000, seed).with("path", path))?]
+    } else if real {
+        let opts = |w: WorkloadSpec| Ok(w.resized(None, None, None, &a.size.options)?);
+        real_suite(&corpus_traces(&a.corpus)?, seed).into_iter().map(opts).collect::<Result<Vec<_>>>()?
     } else if a.workload.is_empty() {
         let suite = if paper { paper_suite(seed, a.quick) } else { default_suite(seed) };
         suite.into_iter().map(|w| a.size.apply(w)).collect::<Result<Vec<_>>>()?
@@ -112,7 +123,9 @@ pub fn run(a: CompareArgs) -> Result<()> {
             .map(|n| a.size.apply(WorkloadSpec::new(n, 65_536, 3_000_000, seed)))
             .collect::<Result<Vec<_>>>()?
     };
-    let policies = if a.policies.is_empty() {
+    let policies = if a.policies.is_empty() && real {
+        real_suite_policies()
+    } else if a.policies.is_empty() {
         std::iter::once("all-local").chain(DEFAULT_POLICIES.iter().copied()).map(String::from).collect()
     } else {
         a.policies.clone()
@@ -128,7 +141,8 @@ pub fn run(a: CompareArgs) -> Result<()> {
         ratios,
         policies,
         seed,
-        scale: a.machine.scale,
+        scale: a.machine.scale(),
+        follow_clock: a.machine.follow_clock(),
         prefault: !a.machine.no_prefault,
         cache_mode: a.machine.cache_mode,
         measure_acr: a.machine.access_count_ratio,
@@ -140,6 +154,32 @@ pub fn run(a: CompareArgs) -> Result<()> {
         eprintln!();
     }
     emit(&rows, a.json, a.csv, a.timeline.as_deref())
+}
+
+/// The traces `--corpus` names: each directory's `*.tktrace` files (sorted) and each file.
+fn corpus_traces(given: &[String]) -> Result<Vec<PathBuf>> {
+    let given = if given.is_empty() { vec!["corpus".to_string()] } else { given.to_vec() };
+    let mut out = Vec::new();
+    for g in &given {
+        let path = Path::new(g);
+        if path.is_dir() {
+            let mut found: Vec<PathBuf> = std::fs::read_dir(path)
+                .with_context(|| format!("--corpus {g}: cannot list the directory"))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "tktrace"))
+                .collect();
+            if found.is_empty() {
+                bail!("--corpus {g}: no .tktrace files in this directory (record them with `make corpus`)");
+            }
+            found.sort();
+            out.extend(found);
+        } else if path.is_file() {
+            out.push(path.to_path_buf());
+        } else {
+            bail!("--corpus {g}: no such file or directory (the real suite replays recorded traces: `make corpus`)");
+        }
+    }
+    Ok(out)
 }
 
 fn progress(tty: bool, done: usize, total: usize, label: &str) {
@@ -200,12 +240,27 @@ fn table(out: &mut impl Write, rows: &[Row]) -> Result<()> {
     let mut last = String::new();
     for r in rows {
         let x = &r.result;
-        let group = format!("{} {}:{}", x.workload, x.ratio.0, x.ratio.1);
+        let group = format!("{} {}:{}", workload_label(x), x.ratio.0, x.ratio.1);
         if group != last {
             if !last.is_empty() {
                 writeln!(out)?;
             }
-            writeln!(out, "{} on {} ({} pages, {} accesses x{})", group, x.machine, x.pages, x.accesses, x.scale)?;
+            let cell: Vec<&Row> = rows
+                .iter()
+                .filter(|r| r.result.workload == x.workload && r.result.options == x.options && r.result.ratio == x.ratio)
+                .collect();
+            let span = |f: fn(&Row) -> f64| cell.iter().map(|r| f(r)).fold(f64::NAN, f64::min);
+            let (shortest, longest) = (span(|r| r.result.wall_ns), -span(|r| -r.result.wall_ns));
+            writeln!(out, "{} on {} ({} pages, {} accesses)", group, x.machine, x.pages, x.accesses)?;
+            writeln!(out, "  time base: {}; runs span {} to {}", x.time_base, secs(shortest), secs(longest))?;
+            let short: Vec<&str> = cell
+                .iter()
+                .filter(|r| (r.result.horizon_ns as f64) > r.result.wall_ns)
+                .map(|r| r.result.policy.as_str())
+                .collect();
+            if !short.is_empty() {
+                writeln!(out, "  too short for: {} (runs shorter than their settling time)", short.join(", "))?;
+            }
             writeln!(
                 out,
                 "  {:<14} {:>8} {:>8} {:>7} {:>9} {:>9} {:>9} {:>10} {:>6}",
@@ -228,6 +283,25 @@ fn table(out: &mut impl Write, rows: &[Row]) -> Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// A workload's name in tables: a trace by its file's name.
+fn workload_label(x: &tierkit_sim::result::RunResult) -> String {
+    match x.options.get("path") {
+        Some(p) if x.workload == "trace" => {
+            Path::new(p).file_stem().map_or(p.clone(), |s| s.to_string_lossy().into_owned())
+        }
+        _ => x.workload.clone(),
+    }
+}
+
+/// Simulated time for people.
+fn secs(ns: f64) -> String {
+    if ns >= 1e9 {
+        format!("{:.1} s", ns * 1e-9)
+    } else {
+        format!("{:.0} ms", ns * 1e-6)
+    }
 }
 
 fn bytes(b: u64) -> String {

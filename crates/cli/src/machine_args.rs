@@ -23,9 +23,10 @@ pub struct MachineArgs {
     /// (Colloid's 1x/2x/3x intensities are 0.51/0.65/0.70).
     #[arg(long, value_name = "FRACTION")]
     pub antagonist: Option<f64>,
-    /// Real misses per generated access (time scale of the run).
-    #[arg(long, default_value_t = 1000)]
-    pub scale: u64,
+    /// Real misses per generated access (time scale of the run) [default: a trace's own
+    /// clock where it has one, else 1000]. Given, it also overrides a trace's clock.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub scale: Option<u64>,
     /// Leave placement to each page's first access instead of initializing memory in
     /// address order before the run.
     #[arg(long)]
@@ -44,6 +45,16 @@ pub struct MachineArgs {
 }
 
 impl MachineArgs {
+    /// The scale of generated streams: `--scale` or the default.
+    pub fn scale(&self) -> u64 {
+        self.scale.unwrap_or(tierkit_sim::engine::DEFAULT_SCALE)
+    }
+
+    /// Whether traces follow their own clock: unless `--scale` is given.
+    pub fn follow_clock(&self) -> bool {
+        self.scale.is_none()
+    }
+
     /// The configuration these flags describe (see [`MachineConfig::resolve`]).
     pub fn config(&self) -> Result<MachineConfig> {
         Ok(MachineConfig::resolve(&self.machine, self.machine_file.as_deref(), &self.set, self.antagonist)?)

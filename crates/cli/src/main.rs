@@ -13,6 +13,7 @@ mod report_cmd;
 mod sketches_cmd;
 mod topology_cmd;
 mod trace_cmd;
+mod trace_compare_cmd;
 
 use clap::{Parser, Subcommand};
 

@@ -18,6 +18,9 @@ pub enum TraceCommand {
     Info(InfoArgs),
     /// Convert a trace to tierkit's native format or to oracleGeneral.
     Convert(ConvertArgs),
+    /// Two workloads side by side (a recorded program and its built-in stand-in): hot
+    /// shares, LRU miss-ratio curve, and how they rank the policies (Spearman's rho).
+    Compare(crate::trace_compare_cmd::CompareTracesArgs),
 }
 
 /// Flags of `tierkit trace write`.
@@ -213,6 +216,7 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
             }
             Ok(())
         }
+        TraceCommand::Compare(a) => crate::trace_compare_cmd::run(a),
         TraceCommand::Convert(a) => {
             let to = writable(&a.to)?;
             let mut reader = trace::open(&a.input, format(a.from.as_deref())?)?;

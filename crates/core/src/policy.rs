@@ -252,6 +252,13 @@ pub trait Policy: Send {
         100 * MILLISECOND
     }
 
+    /// The time the policy needs to act and settle after a change: a run shorter than
+    /// this says little about it. Default ten ticks; policies whose own time constants
+    /// (scan periods, aging, cooling) are longer say so.
+    fn horizon(&self) -> Nanos {
+        10 * self.tick_interval()
+    }
+
     /// Handles a batch of events. Called many times per tick; keep it a tight loop.
     fn on_events(&mut self, events: &[Event], ctx: &mut Ctx<'_>);
 

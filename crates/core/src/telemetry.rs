@@ -34,6 +34,9 @@ pub struct Telemetry {
     /// CPU time spent by sources and migration in the interval, ns (the tiering
     /// system's own overhead).
     pub mechanism_cpu_ns: u64,
+    /// CPU time the application itself ran in the interval, ns (all its threads); 0
+    /// where the platform does not know it.
+    pub app_cpu_ns: u64,
 }
 
 impl Telemetry {

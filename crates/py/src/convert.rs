@@ -20,6 +20,8 @@ pub fn summary<'py>(py: Python<'py>, row: &Row) -> PyResult<Bound<'py, PyDict>> 
     d.set_item("fast_pages", r.fast_pages)?;
     d.set_item("accesses", r.accesses)?;
     d.set_item("scale", r.scale)?;
+    d.set_item("time_base", &r.time_base)?;
+    d.set_item("horizon_ns", r.horizon_ns)?;
     d.set_item("seed", r.seed)?;
     d.set_item("options", &r.options)?;
     d.set_item("wall_ns", r.wall_ns)?;

@@ -25,8 +25,9 @@ pub struct MachineOptions {
     pub overrides: Vec<String>,
     /// Background traffic on the fast tier, as a fraction of its bandwidth.
     pub antagonist: Option<f64>,
-    /// Real misses per generated access.
-    pub scale: u64,
+    /// Real misses per generated access; `None` for the default, and then traces follow
+    /// their own clock.
+    pub scale: Option<u64>,
     /// Initialize memory in address order before the stream.
     pub prefault: bool,
     /// Plain-cache semantics.

@@ -33,6 +33,8 @@ pub struct Grid {
     pub seed: u64,
     /// Real misses per generated access (see [`RunSpec::scale`]).
     pub scale: u64,
+    /// Replay traces on their own clock (see [`RunSpec::follow_clock`]).
+    pub follow_clock: bool,
     /// Initialize memory in address order before the stream (see [`RunSpec::prefault`]).
     pub prefault: bool,
     /// Plain-cache semantics (see [`RunSpec::cache_mode`]).
@@ -120,6 +122,7 @@ pub fn compare_until(
                     workload: w.clone(),
                     seed: grid.seed,
                     scale: grid.scale,
+                    follow_clock: grid.follow_clock,
                     prefault: grid.prefault,
                     cache_mode: grid.cache_mode,
                     measure_acr: grid.measure_acr,
@@ -205,6 +208,28 @@ pub fn paper_suite(seed: u64, quick: bool) -> Vec<WorkloadSpec> {
     ]
 }
 
+/// The real suite: every trace in `paths` (recorded programs, `corpus/*.tktrace`),
+/// each replayed whole, named by its file.
+pub fn real_suite(paths: &[std::path::PathBuf], seed: u64) -> Vec<WorkloadSpec> {
+    paths.iter().map(|p| WorkloadSpec::new("trace", 0, 0, seed).with("path", p.display())).collect()
+}
+
+/// The policies the real suite compares: every registered tiering policy (the plain
+/// caches excepted), Colloid over the policies its paper pairs it with, and the
+/// references.
+pub fn real_suite_policies() -> Vec<String> {
+    let mut names: Vec<String> = ["all-local", "oracle", "static-oracle", "none"].map(String::from).to_vec();
+    for r in tierkit_core::policies::REGISTRY {
+        if !r.name.ends_with("-cache") {
+            names.push(r.name.to_string());
+        }
+    }
+    for base in ["tierkit", "hemem", "memtis", "tpp"] {
+        names.push(format!("{base}{}", tierkit_core::policies::COLLOID_SUFFIX));
+    }
+    names
+}
+
 /// The ratios of the papers' grid.
 pub const PAPER_RATIOS: [(u64, u64); 4] = [(1, 32), (1, 16), (1, 8), (1, 4)];
 
@@ -239,6 +264,7 @@ mod tests {
             policies: vec!["all-local".into(), "lru".into()],
             seed: 1,
             scale: 1000,
+            follow_clock: true,
             prefault: true,
             cache_mode: false,
             measure_acr: false,

@@ -20,7 +20,7 @@ use crate::acr::AccessCountRatio;
 use crate::catalog;
 use crate::machine::{capacities, Machine};
 use crate::model::timing::{solve, Demand};
-use crate::model::MachineConfig;
+use crate::model::{AppModel, MachineConfig};
 use crate::reference::{Oracle, Reference, ORACLE_EPOCHS};
 use crate::result::{IntervalRecord, RunResult};
 use crate::sources::Sources;
@@ -29,6 +29,8 @@ use crate::SimError;
 
 /// Accesses per chunk.
 const CHUNK: usize = 4096;
+/// Real misses per generated access unless told otherwise (see [`RunSpec::scale`]).
+pub const DEFAULT_SCALE: u64 = 1000;
 /// Points on a run's timeline.
 pub const TIMELINE_POINTS: u64 = 100;
 
@@ -48,7 +50,14 @@ pub struct RunSpec {
     /// tens of millions of generated accesses spans the seconds to minutes over which
     /// the papers' policies act (1 s aging, 100 ms ticks, minute-long monitoring).
     /// Hit ratios are unaffected; time, bandwidth and throughput count real misses.
+    /// A trace with its own clock replaces it when `follow_clock` is set.
     pub scale: u64,
+    /// Replay a trace that carries its own clock on that clock: each record stands for
+    /// the trace's sample rate of misses, the program's compute between records is its
+    /// instructions × `app.ns_per_instruction` on one thread, and `scale` and
+    /// `app.compute_ns`/`app.threads` are not used. Off, or for a stream without a clock,
+    /// time follows `scale`.
+    pub follow_clock: bool,
     /// Touch every page once, in address order, before the measured stream: the
     /// initialization (load phase, memset, graph loading) the papers' applications run
     /// before their measured phase, so first-touch placement follows allocation order
@@ -66,14 +75,16 @@ pub struct RunSpec {
 
 impl RunSpec {
     /// `workload` at fast:slow `ratio` on the `cxl` preset with the model's defaults:
-    /// seed 1, scale 1000, prefault on, no cache mode, no access-count ratio.
+    /// seed 1, scale 1000 (a trace's own clock where it has one), prefault on, no cache
+    /// mode, no access-count ratio.
     pub fn new(workload: WorkloadSpec, ratio: (u64, u64)) -> Self {
         Self {
             machine: MachineConfig::preset("cxl").expect("a built-in preset"),
             ratio,
             workload,
             seed: 1,
-            scale: 1000,
+            scale: DEFAULT_SCALE,
+            follow_clock: true,
             prefault: true,
             cache_mode: false,
             measure_acr: false,
@@ -161,6 +172,25 @@ pub fn run_until(
     };
     let name = subject.name();
     let mut wl = workload::build(&spec.workload)?;
+    let clock = if spec.follow_clock { wl.clock() } else { None };
+    let traced_cfg;
+    let (cfg, scale) = match clock {
+        Some(c) => {
+            traced_cfg = MachineConfig { app: AppModel { threads: 1, compute_ns: 0.0, ..cfg.app }, ..cfg.clone() };
+            (&traced_cfg, c.sample_every.max(1))
+        }
+        None => (cfg, spec.scale),
+    };
+    let time_base = match clock {
+        Some(c) => format!(
+            "trace clock: {} instructions at {} ns each on 1 thread, 1 record = {} misses",
+            c.instructions, cfg.app.ns_per_instruction, scale
+        ),
+        None => format!(
+            "scale: 1 access = {scale} misses, {} ns compute per miss on {} threads",
+            cfg.app.compute_ns, cfg.app.threads
+        ),
+    };
     let pages = wl.pages();
     let total = wl.len();
     let tiers = cfg.tiers.len();
@@ -196,7 +226,7 @@ pub fn run_until(
             }
         }
         Subject::Reference(Reference::Oracle) => {
-            match Oracle::learn(&spec.workload, ORACLE_EPOCHS, fast_fill, cfg, spec.scale, stop)? {
+            match Oracle::learn(&spec.workload, ORACLE_EPOCHS, fast_fill, cfg, scale, stop)? {
                 Some(o) => (None, Some(o)),
                 None => return Ok(None),
             }
@@ -256,6 +286,7 @@ pub fn run_until(
         if n == 0 {
             break;
         }
+        let instructions = wl.take_instructions();
         counts.fill(0);
         let mut counted = 0u64;
         let t0 = now;
@@ -301,10 +332,11 @@ pub fn run_until(
         let (migration_bytes, migration_cpu) = machine.take_costs();
         let cpu = src.cpu_ns + migration_cpu + pending_cpu;
         let demand = Demand {
-            accesses: counts.iter().map(|&c| c * spec.scale).collect(),
+            accesses: counts.iter().map(|&c| c * scale).collect(),
             migration_bytes,
             stall_ns: src.stall_ns + pending_stall,
             mechanism_cpu_ns: cpu,
+            compute_ns: if clock.is_some() { instructions as f64 * cfg.app.ns_per_instruction } else { 0.0 },
         };
         (pending_cpu, pending_stall) = (0.0, 0.0);
         let timing = solve(cfg, &demand);
@@ -328,7 +360,7 @@ pub fn run_until(
             let mut ticked = false;
             while now >= next_tick as f64 {
                 ticked = true;
-                let t = telemetry(&machine, &tick_window, &latency, now - last_tick_at, next_tick);
+                let t = telemetry(&machine, &tick_window, &latency, now - last_tick_at, next_tick, cfg.app.threads);
                 tick_window = Window::new(tiers);
                 last_tick_at = now;
                 p.on_tick(&t, &mut Ctx { mem: &machine, plan: &mut plan, sources: &mut request });
@@ -363,7 +395,7 @@ pub fn run_until(
     }
 
     let real: u64 = run_window.accesses.iter().sum();
-    let accesses = real / spec.scale;
+    let accesses = real / scale;
     let wall = run_window.wall_ns.max(1e-9);
     Ok(Some(RunResult {
         workload: spec.workload.name.clone(),
@@ -374,7 +406,9 @@ pub fn run_until(
         workload_pages: spec.workload.pages,
         fast_pages: caps[0],
         accesses,
-        scale: spec.scale,
+        scale,
+        time_base,
+        horizon_ns: policy.as_ref().map_or(0, |p| p.horizon()),
         seed: spec.workload.seed,
         options: spec.workload.options.clone(),
         wall_ns: wall,
@@ -401,7 +435,8 @@ fn note_promotions(moved: &[(Migration, MoveStatus)], acr: &mut AccessCountRatio
     }
 }
 
-fn telemetry(machine: &Machine, w: &Window, latency: &[f64], interval_ns: f64, now: Nanos) -> Telemetry {
+/// The tick's telemetry; the application's CPU is its `threads` busy over the interval.
+fn telemetry(machine: &Machine, w: &Window, latency: &[f64], interval_ns: f64, now: Nanos, threads: u32) -> Telemetry {
     let secs = (interval_ns * 1e-9).max(1e-12);
     let tiers = (0..w.accesses.len())
         .map(|t| {
@@ -419,7 +454,8 @@ fn telemetry(machine: &Machine, w: &Window, latency: &[f64], interval_ns: f64, n
             }
         })
         .collect();
-    Telemetry { now, interval: interval_ns as Nanos, tiers, mechanism_cpu_ns: w.cpu_ns as u64 }
+    let app_cpu_ns = (interval_ns * threads as f64) as u64;
+    Telemetry { now, interval: interval_ns as Nanos, tiers, mechanism_cpu_ns: w.cpu_ns as u64, app_cpu_ns }
 }
 
 fn record(w: &Window, latency: &[f64], now: f64, promotions: u64, demotions: u64) -> IntervalRecord {

@@ -16,4 +16,5 @@ pub mod model;
 pub mod reference;
 pub mod result;
 pub(crate) mod sources;
+pub mod profile;
 pub mod trace;

@@ -47,8 +47,14 @@ pub struct RunResult {
     pub fast_pages: u64,
     /// Generated accesses simulated.
     pub accesses: u64,
-    /// Real misses per generated access.
+    /// Real misses per generated access (a trace with its own clock: its sample rate).
     pub scale: u64,
+    /// How the run's time was derived: the trace's own clock, or the scale with the
+    /// machine's per-miss compute.
+    pub time_base: String,
+    /// The policy's settling time ([`tierkit_core::Policy::horizon`]), ns; 0 for a
+    /// reference. A run shorter than this says little about the policy.
+    pub horizon_ns: u64,
     /// Seed of the workload's stream: with `workload`, `workload_pages`, `accesses` and
     /// `options` it rebuilds the same stream.
     pub seed: u64,

@@ -76,6 +76,7 @@ fn cache_run(spec: &WorkloadSpec, policy: &str, ratio: (u64, u64)) -> (f64, u64)
         workload: spec.clone(),
         seed: 1,
         scale: 1,
+        follow_clock: true,
         prefault: true, // ignored in cache mode
         cache_mode: true,
         measure_acr: false,

@@ -22,6 +22,7 @@ fn spec(contended: bool) -> RunSpec {
         workload: WorkloadSpec::new("gups", 20_000, 5_000_000, 7),
         seed: 1,
         scale: 1000,
+        follow_clock: true,
         prefault: true,
         cache_mode: false,
         measure_acr: false,

@@ -79,6 +79,7 @@ fn matches_or_beats_every_policy_in_every_default_cell() {
         policies: DEFAULT_POLICIES.iter().map(|p| p.to_string()).collect(),
         seed: 1,
         scale: RunSpec::new(WorkloadSpec::new("zipf", 1, 1, 1), (1, 16)).scale,
+        follow_clock: true,
         prefault: true,
         cache_mode: false,
         measure_acr: false,

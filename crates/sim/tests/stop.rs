@@ -65,6 +65,7 @@ fn a_stopped_grid_returns_none_and_starts_nothing() {
         policies: vec!["lru".into()],
         seed: 1,
         scale: 1000,
+        follow_clock: true,
         prefault: true,
         cache_mode: false,
         measure_acr: false,

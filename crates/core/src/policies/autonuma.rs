@@ -442,6 +442,12 @@ impl Policy for AutoNumaPolicy {
         "autonuma"
     }
 
+    /// Three scan periods: a page is protected by one scan, faults, and is promoted
+    /// before the next scan finds it again.
+    fn horizon(&self) -> Nanos {
+        3 * self.params.scan_period
+    }
+
     fn sources(&self) -> SourceRequest {
         SourceRequest {
             hint_faults: Some(HintFaults {

@@ -293,6 +293,10 @@ impl Policy for ColloidPolicy {
         self.base.tick_interval()
     }
 
+    fn horizon(&self) -> Nanos {
+        self.base.horizon()
+    }
+
     fn on_events(&mut self, events: &[Event], ctx: &mut Ctx<'_>) {
         let start = ctx.plan.len();
         self.base.on_events(events, ctx);

@@ -45,8 +45,18 @@
 //!   how many accesses a sample stands for: DAMON's regions live) only pages clearly
 //!   above the threshold (by `sqrt(2t)`) push fast pages out; the others wait for free
 //!   room.
+//! - **Do no harm: a benefit ledger** ([`super::Ledger`]): the policy measures what its
+//!   moves earn — samples that find recently promoted pages in the fast tier against
+//!   samples that find recently demoted pages in the slow tier, less M5's cost per move —
+//!   and promotes at most as many pages per tick as that balance allows: the allowance
+//!   halves while the balance is negative, down to a trickle that keeps measuring, and
+//!   doubles back while it is positive. Sweep prefetches count as promotions. While the
+//!   allowance is at its floor, sampling only probes (`min_sample_rate_hz`): samples
+//!   that buy no moves are pure cost. No workload-specific threshold decides this; the
+//!   program's own response to the moves does.
 //! - **Sampling under a CPU budget**: 100 kHz (FreqTier §V-B-2's highest level) while
-//!   the mechanism's CPU stays under `cpu_budget`; over it the rate halves, down to
+//!   the mechanism's CPU stays under `cpu_budget` (and under `app_cpu_share` of the
+//!   application's own CPU where the platform reports it); over it the rate halves, down to
 //!   1 kHz. FreqTier's stepping down on a stable hit ratio is what starves it on
 //!   xgboost and gap-pr (the hit ratio looks stable before the hot set is in).
 //!
@@ -63,7 +73,7 @@
 //!   needs densities because its device tracker ranks pages it cannot count exactly.
 
 use super::streams::{StreamDetector, StreamParams};
-use super::{PolicySetup, ScanPass};
+use super::{Ledger, LedgerParams, PolicySetup, ScanPass};
 use crate::memory::{MoveStatus, Resident, ScanCursor};
 use crate::policy::{Ctx, Migration, Policy, Sampling, SourceRequest};
 use crate::sketches::PageTable;
@@ -133,6 +143,14 @@ pub struct TierkitParams {
     pub exchange_margin: f64,
     /// Sequential-stream prefetching (`None` disables it).
     pub streams: Option<StreamParams>,
+    /// The benefit ledger that sets how many pages may be promoted per tick from what
+    /// recent moves earned ([`Ledger`]); the sampling rate follows its allowance.
+    pub ledger: LedgerParams,
+    /// The share of the application's own CPU time the mechanism may take where the
+    /// platform reports it (`Telemetry::app_cpu_ns`): 1%. A mechanism that finds
+    /// nothing worth moving must not cost more than the point of throughput a policy
+    /// may lose against not migrating at all.
+    pub app_cpu_share: f64,
 }
 
 impl Default for TierkitParams {
@@ -152,6 +170,8 @@ impl Default for TierkitParams {
             cpu_budget: 0.10,
             exchange_margin: 1.0,
             streams: Some(StreamParams::default()),
+            ledger: LedgerParams::default(),
+            app_cpu_share: 0.01,
         }
     }
 }
@@ -222,6 +242,7 @@ pub struct TierkitPolicy {
     streams: Option<StreamDetector>,
     /// Pages ahead of sweeps waiting for room.
     prefetch: Vec<Page>,
+    ledger: Ledger,
 }
 
 impl TierkitPolicy {
@@ -271,13 +292,25 @@ impl TierkitPolicy {
         if setup.fast_pages == 0 {
             return Err(ParamError::new("fast_pages", 0, "at least 1 page"));
         }
+        let l = &p.ledger;
+        if l.memory_ticks == 0
+            || l.settle_ticks > l.memory_ticks
+            || !(l.ceiling_share > 0.0 && l.ceiling_share <= 1.0)
+            || !(l.floor_share > 0.0 && l.floor_share <= 1.0)
+        {
+            return Err(ParamError::new("ledger", l.memory_ticks, "memory_ticks >= 1 and shares in (0, 1]"));
+        }
+        if !(p.app_cpu_share > 0.0 && p.app_cpu_share <= 1.0) {
+            return Err(ParamError::new("app_cpu_share", p.app_cpu_share, "a share in (0, 1]"));
+        }
         let fast = setup.fast_pages;
+        let hot_capacity = fast - (fast as f64 * p.demoting_wmark).ceil() as u64;
         Ok(Self {
             params,
             counts: PageTable::new(),
             dist: vec![0; MAX_COUNT as usize + 1],
             threshold: p.min_hot_threshold,
-            hot_capacity: fast - (fast as f64 * p.demoting_wmark).ceil() as u64,
+            hot_capacity,
             age_every: fast.saturating_mul(p.age_samples_per_fast_page),
             since_age: 0,
             tick_samples: 0,
@@ -302,6 +335,7 @@ impl TierkitPolicy {
             rate_hz: p.sample_rate_hz,
             streams: p.streams.map(StreamDetector::new),
             prefetch: Vec::new(),
+            ledger: Ledger::new(p.ledger, hot_capacity),
         })
     }
 
@@ -410,15 +444,19 @@ impl TierkitPolicy {
     fn control_sampling(&mut self, telemetry: &Telemetry, ctx: &mut Ctx<'_>) {
         let p = &self.params;
         let cpu = telemetry.mechanism_cpu_ns as f64 / telemetry.interval.max(1) as f64;
-        if cpu > p.cpu_budget {
+        let app_cores = telemetry.app_cpu_ns as f64 / telemetry.interval.max(1) as f64;
+        let budget = if app_cores > 0.0 { p.cpu_budget.min(p.app_cpu_share * app_cores) } else { p.cpu_budget };
+        if cpu > budget {
             self.rate_hz = (self.rate_hz / 2.0).max(p.min_sample_rate_hz);
-        } else if 2.0 * cpu <= p.cpu_budget {
+        } else if 2.0 * cpu <= budget {
             self.rate_hz = (self.rate_hz * 2.0).min(p.sample_rate_hz);
         }
         // Each step of the demotion band says counts near the threshold are noise: more
         // samples buy little, so the rate halves every two steps.
         let noisy = (p.sample_rate_hz / f64::from(1u32 << (self.band / 2))).max(p.min_sample_rate_hz);
-        ctx.sources.samples = Some(Sampling::new(self.rate_hz.min(noisy)));
+        // Samples buy moves: while recent moves did harm, sampling only probes.
+        let earning = if self.ledger.at_floor() { p.min_sample_rate_hz } else { p.sample_rate_hz };
+        ctx.sources.samples = Some(Sampling::new(self.rate_hz.min(noisy).min(earning)));
     }
 
     /// Widens or narrows the demotion band once per window of `PINGPONG_TICKS / 5` ticks
@@ -526,6 +564,7 @@ impl Policy for TierkitPolicy {
                 self.counts.prefetch(*page);
             }
             let Event::Sample { page, tier, time, .. } = *e else { continue };
+            self.ledger.sample(page, tier == TierId::FAST);
             self.tick_samples += 1;
             self.since_age += 1;
             let (threshold, aps, cost) =
@@ -550,8 +589,9 @@ impl Policy for TierkitPolicy {
             if tier == TierId::FAST || c < self.threshold || !self.worth_moving(c) {
                 continue;
             }
-            if self.room(ctx) > reserve {
+            if self.room(ctx) > reserve && self.ledger.may_promote() > 0 {
                 ctx.promote(page);
+                self.ledger.queued_promotion();
                 self.inflight += 1;
             } else {
                 if self.candidates.len() >= 2 * self.hot_capacity as usize {
@@ -573,6 +613,13 @@ impl Policy for TierkitPolicy {
             self.accesses_per_sample = accesses as f64 / self.tick_samples as f64;
         }
         self.tick_samples = 0;
+        // Without a cost model a sample is one access and a move costs nothing but its
+        // effect: the ledger then weighs hits won against hits lost.
+        let (aps, move_cost) = match self.accesses_per_sample {
+            a if a > 0.0 => (a, self.params.migration_cost_accesses),
+            _ => (1.0, 0.0),
+        };
+        self.ledger.tick(aps, move_cost);
         self.control_sampling(telemetry, ctx);
         self.size_headroom(ctx);
         self.watch_for_shift(telemetry);
@@ -582,21 +629,22 @@ impl Policy for TierkitPolicy {
         let prefetch = std::mem::take(&mut self.prefetch);
         let cands = std::mem::take(&mut self.candidates);
         let reserve = self.headroom;
-        let displacing = self.displacing(&cands);
+        let displacing = self.displacing(&cands).min(self.ledger.may_promote() as usize);
         if self.room(ctx) < reserve || displacing > 0 {
             let wanted = self.demote_to + displacing as i64;
             self.demote_cold(wanted, self.threshold.saturating_sub(self.band).max(1), ctx);
         }
         for &p in &cands {
-            if self.room(ctx) <= reserve {
+            if self.room(ctx) <= reserve || self.ledger.may_promote() == 0 {
                 break;
             }
             ctx.promote(p);
+            self.ledger.queued_promotion();
             self.inflight += 1;
         }
         // Pages ahead of sweeps only displace pages not sampled since the last aging
         // (among them the pages the sweeps have passed): a sweep never evicts the hot set.
-        let most = (self.hot_capacity as f64 * PREFETCH_SHARE) as usize;
+        let most = ((self.hot_capacity as f64 * PREFETCH_SHARE) as usize).min(self.ledger.may_promote() as usize);
         let ahead: Vec<Page> = prefetch
             .into_iter()
             .filter(|&p| ctx.mem.tier_of(p).is_some_and(|t| t != TierId::FAST))
@@ -607,6 +655,7 @@ impl Policy for TierkitPolicy {
             let fit = (self.room(ctx) - reserve).clamp(0, ahead.len() as i64) as usize;
             for &p in &ahead[..fit] {
                 ctx.promote(p);
+                self.ledger.queued_promotion();
             }
             self.inflight += fit as i64;
         }
@@ -619,6 +668,7 @@ impl Policy for TierkitPolicy {
             let into_fast = if m.to == TierId::FAST { 1 } else { -1 };
             self.inflight -= into_fast;
             if *status == MoveStatus::Moved {
+                self.ledger.moved(m.page, into_fast > 0);
                 self.net_in += into_fast;
                 if into_fast > 0 {
                     *self.promoted_at.entry(m.page, 0) = self.ticks;
@@ -633,6 +683,7 @@ impl Policy for TierkitPolicy {
             + self.prefetch.capacity() * std::mem::size_of::<Page>()
             + self.counts.heap_bytes()
             + self.promoted_at.heap_bytes()
+            + self.ledger.heap_bytes()
             + self.dist.capacity() * std::mem::size_of::<u64>()
             + self.candidates.capacity() * std::mem::size_of::<Page>()
             + self.scratch.capacity() * std::mem::size_of::<Resident>()

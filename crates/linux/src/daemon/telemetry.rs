@@ -111,7 +111,7 @@ impl TelemetryBuilder {
             })
             .collect();
         self.sampled.iter_mut().for_each(|n| *n = 0);
-        Telemetry { now, interval, tiers, mechanism_cpu_ns }
+        Telemetry { now, interval, tiers, mechanism_cpu_ns, app_cpu_ns: 0 }
     }
 }
 

@@ -41,6 +41,16 @@ pub struct AppModel {
     /// Compute time per miss per thread, ns (work between misses). 20 ns: a
     /// memory-bound workload (the papers' choice of workloads).
     pub compute_ns: f64,
+    /// Time per instruction of a traced program's one thread, ns, for traces that carry
+    /// their instruction counts (the trace's own clock): 0.4 ns, a 2.5 GHz core at one
+    /// instruction per cycle, the IPC warehouse-scale programs reach (Kanev et al.,
+    /// "Profiling a warehouse-scale computer", ISCA'15, §5).
+    #[serde(default = "default_ns_per_instruction")]
+    pub ns_per_instruction: f64,
+}
+
+fn default_ns_per_instruction() -> f64 {
+    0.4
 }
 
 /// Migration costs (the data movement itself is charged as bandwidth: 4 KiB read on the
@@ -128,7 +138,7 @@ impl MachineConfig {
             name: name.to_string(),
             tiers: vec![dram, slow],
             curve: LatencyCurve::default(),
-            app: AppModel { threads: 16, mlp: 4.0, compute_ns: 20.0 },
+            app: AppModel { threads: 16, mlp: 4.0, compute_ns: 20.0, ns_per_instruction: default_ns_per_instruction() },
             migration: MigrationModel {
                 cpu_ns_per_page: 5_000.0,
                 cpu_ns_per_call: 20_000.0,
@@ -241,6 +251,9 @@ impl MachineConfig {
         }
         if !(self.app.compute_ns >= 0.0 && self.app.compute_ns.is_finite()) {
             return bad("app.compute_ns", self.app.compute_ns, "a non-negative time");
+        }
+        if !(self.app.ns_per_instruction > 0.0 && self.app.ns_per_instruction.is_finite()) {
+            return bad("app.ns_per_instruction", self.app.ns_per_instruction, "a positive time");
         }
         if !(self.curve.u_max > 0.0 && self.curve.u_max < 1.0 && self.curve.a >= 0.0 && self.curve.b > 0.0) {
             return bad("curve.u_max", self.curve.u_max, "0 < u_max < 1, a >= 0, b > 0");

@@ -31,6 +31,9 @@ pub struct Demand {
     pub stall_ns: f64,
     /// Tiering CPU time competing with the application, ns.
     pub mechanism_cpu_ns: f64,
+    /// The application's own compute, ns summed over threads, when it is known as a
+    /// whole (a trace's instructions) rather than per miss (`app.compute_ns`).
+    pub compute_ns: f64,
 }
 
 /// The interval's outcome.
@@ -58,7 +61,7 @@ pub fn solve(cfg: &MachineConfig, demand: &Demand) -> Timing {
         bytes[t] / (wall * tiers[t].bandwidth_gbps) + tiers[t].background_gbps / tiers[t].bandwidth_gbps
     };
     let app = |wall: f64| -> f64 {
-        let mut thread_ns = demand.stall_ns + demand.mechanism_cpu_ns;
+        let mut thread_ns = demand.stall_ns + demand.mechanism_cpu_ns + demand.compute_ns;
         for (t, tier) in tiers.iter().enumerate() {
             let n = demand.accesses.get(t).copied().unwrap_or(0) as f64;
             let latency = tier.latency_ns * cfg.curve.factor(util(t, wall));

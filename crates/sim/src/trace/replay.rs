@@ -1,11 +1,12 @@
 //! The `trace` workload for formats other than `oracleGeneral`: a [`PageReader`]'s
-//! pages, renumbered densely in order of first appearance.
+//! pages, renumbered densely in order of first appearance, with the trace's clock when
+//! it has one (the instructions of the replayed records, and its sample rate).
 
 use std::path::{Path, PathBuf};
 
 use tierkit_core::sketches::PageTable;
 
-use super::{open, Format, PageReader};
+use super::{open, Format, PageReader, TraceClock};
 use crate::error::SimError;
 use crate::workload::{Access, Workload};
 
@@ -20,6 +21,10 @@ pub struct PageTrace {
     len: u64,
     left: u64,
     reader: Option<Box<dyn PageReader>>,
+    /// The clock over the replayed records (a prefix's own instructions under `limit`).
+    clock: Option<TraceClock>,
+    /// Instructions of the records filled since the last [`Workload::take_instructions`].
+    instructions: u64,
 }
 
 impl PageTrace {
@@ -28,6 +33,7 @@ impl PageTrace {
         let mut reader = open(path, Some(format))?;
         let mut ids = PageTable::new();
         let mut len = 0;
+        let mut instructions = 0u64;
         while len < limit {
             let Some(a) = reader.next_access()? else { break };
             let fresh = ids.len() as u64;
@@ -39,8 +45,10 @@ impl PageTrace {
                 });
             }
             ids.entry(a.page, fresh as u32);
+            instructions += a.instructions;
             len += 1;
         }
+        let clock = reader.clock().map(|c| TraceClock { instructions, ..c });
         if len == 0 {
             return Err(SimError::File {
                 file: path.display().to_string(),
@@ -48,7 +56,7 @@ impl PageTrace {
                 message: format!("no accesses in this {} trace", format.name()),
             });
         }
-        Ok(Self { path: path.to_path_buf(), format, ids, len, left: len, reader: None })
+        Ok(Self { path: path.to_path_buf(), format, ids, len, left: len, reader: None, clock, instructions: 0 })
     }
 }
 
@@ -59,6 +67,14 @@ impl Workload for PageTrace {
 
     fn len(&self) -> u64 {
         self.len
+    }
+
+    fn clock(&self) -> Option<TraceClock> {
+        self.clock
+    }
+
+    fn take_instructions(&mut self) -> u64 {
+        std::mem::take(&mut self.instructions)
     }
 
     /// # Panics
@@ -83,6 +99,7 @@ impl Workload for PageTrace {
             let Some(page) = self.ids.get(a.page) else {
                 panic!("{}: page {} was not in the trace when it was opened", self.path.display(), a.page)
             };
+            self.instructions += a.instructions;
             out.push(Access { page: page as u64, word: 0, write: a.write });
         }
         self.left -= want as u64;

@@ -64,6 +64,19 @@ pub trait Workload: Send {
     /// stream is exhausted.
     fn fill(&mut self, out: &mut Vec<Access>, max: usize) -> usize;
 
+    /// The stream's own clock, for a recorded trace that carries one (see
+    /// [`crate::trace::TraceClock`]); `None` for generated streams, whose time comes from
+    /// the machine's per-miss compute and the run's scale.
+    fn clock(&self) -> Option<crate::trace::TraceClock> {
+        None
+    }
+
+    /// Instructions the program retired over the accesses filled since the previous call
+    /// (0 without a clock).
+    fn take_instructions(&mut self) -> u64 {
+        0
+    }
+
     /// What backs `page` (TPP §5.4 places file and tmpfs pages on the slow tier first).
     fn kind(&self, _page: u64) -> PageKind {
         PageKind::Anon
