@@ -56,10 +56,12 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::thread::JoinHandle;
 
 use ruzstd::decoding::StreamingDecoder;
-use ruzstd::encoding::{compress_to_vec, CompressionLevel};
 use tierkit_core::sketches::PageTable;
+use zstd::zstd_safe::CParameter;
 
 use super::{PageAccess, PageReader, TraceClock};
 use crate::error::SimError;
@@ -91,6 +93,10 @@ pub const PAGES_CHECK_MAX: u64 = 1 << 22;
 
 /// Records per zstd frame written.
 pub const BLOCK_ACCESSES: usize = 1 << 20;
+
+/// The zstd level frames are written at (libzstd's; see docs/TRACES.md for what it
+/// gains over faster levels).
+pub const ZSTD_LEVEL: i32 = 19;
 
 /// What a native trace's header holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -212,10 +218,13 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 }
 
 /// Writes a native trace (the current version), one frame per [`BLOCK_ACCESSES`]
-/// accesses; the header is written last (by [`NativeWriter::finish`]).
+/// accesses, compressed at [`ZSTD_LEVEL`] by a thread of its own while the next block
+/// fills; the header is written last (by [`NativeWriter::finish`]).
 pub struct NativeWriter {
     file: String,
-    out: BufWriter<File>,
+    /// Full blocks to the compressing thread, which owns the file until `finish`.
+    blocks: Option<SyncSender<Vec<u8>>>,
+    compressor: Option<JoinHandle<io::Result<BufWriter<File>>>>,
     writes: bool,
     /// Whether records carry instruction gaps.
     clock: bool,
@@ -226,6 +235,19 @@ pub struct NativeWriter {
     accesses: u64,
     instructions: u64,
     seen: PageTable,
+}
+
+/// Compresses each block received into a checksummed zstd frame appended to `out`.
+fn compress_blocks(
+    blocks: std::sync::mpsc::Receiver<Vec<u8>>,
+    mut out: BufWriter<File>,
+) -> io::Result<BufWriter<File>> {
+    let mut z = zstd::bulk::Compressor::new(ZSTD_LEVEL)?;
+    z.set_parameter(CParameter::ChecksumFlag(true))?;
+    for block in blocks {
+        out.write_all(&z.compress(&block)?)?;
+    }
+    Ok(out)
 }
 
 impl NativeWriter {
@@ -254,9 +276,15 @@ impl NativeWriter {
         let io_err = |source| SimError::Io { file: file.clone(), source };
         let mut out = BufWriter::with_capacity(1 << 20, File::create(path).map_err(io_err)?);
         out.write_all(&[0u8; HEADER_BYTES]).map_err(io_err)?;
+        let (tx, rx) = sync_channel(1);
+        let compressor = std::thread::Builder::new()
+            .name("tkt-zstd".into())
+            .spawn(move || compress_blocks(rx, out))
+            .map_err(io_err)?;
         Ok(Self {
             file,
-            out,
+            blocks: Some(tx),
+            compressor: Some(compressor),
             writes,
             clock,
             sample_every,
@@ -298,19 +326,34 @@ impl NativeWriter {
         Ok(())
     }
 
+    /// Hands the block to the compressing thread; if that thread has stopped, its
+    /// error.
     fn flush_block(&mut self) -> Result<(), SimError> {
         if self.in_block > 0 {
-            let frame = compress_to_vec(self.block.as_slice(), CompressionLevel::Fastest);
-            self.out.write_all(&frame).map_err(|e| self.io_err(e))?;
-            self.block.clear();
+            let block = std::mem::take(&mut self.block);
             self.in_block = 0;
+            let sent = self.blocks.as_ref().is_some_and(|tx| tx.send(block).is_ok());
+            if !sent {
+                return Err(self.join().err().unwrap_or_else(|| self.io_err(io::Error::other("compressor stopped"))));
+            }
         }
         Ok(())
+    }
+
+    /// Ends the compressing thread; returns the file.
+    fn join(&mut self) -> Result<BufWriter<File>, SimError> {
+        self.blocks = None;
+        let handle = self.compressor.take().ok_or_else(|| self.io_err(io::Error::other("compressor stopped")))?;
+        match handle.join() {
+            Ok(r) => r.map_err(|e| self.io_err(e)),
+            Err(_) => Err(self.io_err(io::Error::other("the compressing thread panicked"))),
+        }
     }
 
     /// Writes the last frame and the header; returns the header.
     pub fn finish(mut self) -> Result<Header, SimError> {
         self.flush_block()?;
+        let mut out = self.join()?;
         let header = Header {
             version: VERSION,
             writes: self.writes,
@@ -319,11 +362,10 @@ impl NativeWriter {
             instructions: self.clock.then_some(self.instructions),
             sample_every: self.sample_every,
         };
-        let r = self
-            .out
+        let r = out
             .flush()
-            .and_then(|()| self.out.get_mut().seek(SeekFrom::Start(0)))
-            .and_then(|_| self.out.get_mut().write_all(&header.to_bytes()));
+            .and_then(|()| out.get_mut().seek(SeekFrom::Start(0)))
+            .and_then(|_| out.get_mut().write_all(&header.to_bytes()));
         r.map_err(|e| self.io_err(e))?;
         Ok(header)
     }
