@@ -54,7 +54,8 @@ need_marker_shim() {
 
 # Runs the recorded process natively under /usr/bin/time -v, its stdout passed through a
 # filter that counts marker lines and stamps the time of the first one.
-# Writes $WORK/native.txt: markers, load_s (start to marker), measured_s (marker to end), rss_kib.
+# Writes $WORK/native.txt: markers, load_s (start to marker), measured_s (marker to end),
+# rss_kib (peak RSS), cpu_s (the whole process's user + system time).
 run_native_recorded() {
     local t0 tm="" n=0 line
     t0=$(date +%s.%N)
@@ -69,16 +70,18 @@ run_native_recorded() {
 }
 
 finish_native() {
-    local t0=$1 tm=$2 n=$3 t1=$4 rss
+    local t0=$1 tm=$2 n=$3 t1=$4 rss cpu
     rss=$(sed -n 's/^\s*Maximum resident set size (kbytes): //p' "$WORK/time-v.txt")
+    cpu=$(sed -n 's/^\s*\(User\|System\) time (seconds): //p' "$WORK/time-v.txt" | paste -sd+)
     if [ -z "$tm" ]; then
         say "FAIL: no $MARKER line"
         return 1
     fi
-    python3 - "$t0" "$tm" "$t1" "$n" "$rss" >"$WORK/native.txt" <<'PY'
+    python3 - "$t0" "$tm" "$t1" "$n" "$rss" "$cpu" >"$WORK/native.txt" <<'PY'
 import sys
 t0, tm, t1 = map(float, sys.argv[1:4])
-print(f"markers {sys.argv[4]}\nload_s {tm - t0:.2f}\nmeasured_s {t1 - tm:.2f}\nrss_kib {sys.argv[5]}")
+print(f"markers {sys.argv[4]}\nload_s {tm - t0:.2f}\nmeasured_s {t1 - tm:.2f}\nrss_kib {sys.argv[5]}\n"
+      f"cpu_s {sum(map(float, sys.argv[6].split('+'))):.2f}")
 PY
     say "native: $(tr '\n' ' ' <"$WORK/native.txt")"
     [ "$n" -eq 1 ] || { say "FAIL: $n marker lines (want 1)"; return 1; }

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# ML training, gradient boosting: LightGBM (PyPI), 255 leaves, 255 bins,
+# one thread, on 1M rows x 28 features of a seeded HIGGS-like set (corpus/drivers/ml_data.py). The recorded process loads the arrays and prepares the
+# training data (the load phase), writes TK_START, then trains 20 rounds
+# (corpus/drivers/ml_train.py).
+NAME=lightgbm
+KIND=single
+SAMPLE_EVERY=16
+ROWS=1000000
+ROUNDS=20
+INPUT="HIGGS-like 1M x 28 float32 (ml_data.py, seed 11); 20 rounds, 1 thread"
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+setup() {
+    need_venv
+    "$PY" "$CORPUS_DIR/drivers/ml_data.py" "$WORK" "$ROWS"
+}
+
+recorded_cmd() {
+    CMD_ENV=(OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1)
+    CMD=("$PY" "$CORPUS_DIR/drivers/ml_train.py" lightgbm "$WORK" "$ROWS" "$ROUNDS")
+}
+
+version() { echo "lightgbm $("$PY" -c 'import lightgbm; print(lightgbm.__version__)')"; }
+
+corpus_main "$@"
