@@ -11,7 +11,7 @@
 use std::sync::{Arc, Mutex};
 
 use tierkit_core::policies::{build, PolicySetup, COLLOID_SUFFIX, REGISTRY};
-use tierkit_core::{Ctx, Event, Memory, Migration, MoveStatus, Nanos, Policy, ScanMeter, SourceRequest, Telemetry};
+use tierkit_core::{Ctx, Event, Migration, MoveStatus, Nanos, Policy, ScanMeter, SourceRequest, Telemetry};
 use tierkit_sim::engine::{run, RunSpec, Subject};
 use tierkit_sim::machine::capacities;
 use tierkit_sim::workload::WorkloadSpec;
