@@ -419,3 +419,18 @@ fn which(program: &str) -> Result<PathBuf, ()> {
     let path = std::env::var_os("PATH").ok_or(())?;
     std::env::split_paths(&path).map(|d| d.join(program)).find(|p| p.is_file()).ok_or(())
 }
+
+#[test]
+fn children_the_program_forks_write_nothing() {
+    if !have_toolchain() {
+        return;
+    }
+    // Each $(...) forks a subshell that runs and exits under Valgrind.
+    let out_path = tmp("fork.tkt");
+    let out = record(&[], &out_path, &["sh", "-c", "a=$(echo 1); b=$(echo 2); echo $a$b"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.starts_with("12\n") && stdout.contains("recorder: tk_record"), "{stdout}");
+    let kept: usize = stdout.split("kept ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert_eq!(records(&out_path).0.len(), kept);
+}

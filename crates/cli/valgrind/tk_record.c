@@ -23,6 +23,8 @@
              records, instructions before the first record could be emitted
              (2^64-1 when emission never began).
 
+   A child the program forks writes nothing (the parent's stream goes on).
+
    Options: --out-fd=N (required), --llc-bytes=N, --llc-ways=N,
    --sample-every=N, --start-marker=STR, --skip-instructions=N. */
 
@@ -32,6 +34,7 @@
 #include "pub_tool_libcbase.h"
 #include "pub_tool_libcfile.h"
 #include "pub_tool_libcprint.h"
+#include "pub_tool_libcproc.h"
 #include "pub_tool_machine.h"
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_options.h"
@@ -76,7 +79,7 @@ static ULong n_hits, n_misses, n_writebacks, n_records;
 /* Emission state. */
 static Bool started;        /* the start marker was seen (or none was asked for) */
 static Bool emitting;       /* records are being written */
-static Bool sink_closed;    /* the reader went away */
+static Bool sink_closed;    /* the reader went away, or this is a forked child */
 static ULong start_icount;  /* instructions when started */
 static ULong first_icount = NO_FIRST;
 static ULong last_icount;   /* instructions at the previous record */
@@ -400,6 +403,16 @@ static void tk_post_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs, S
    (void)res;
 }
 
+/* A child forked by the program runs on under Valgrind with the parent's descriptor:
+   it writes nothing (its records would mix with the parent's), not even what the
+   parent had buffered. */
+static void tk_atfork_child(ThreadId tid)
+{
+   (void)tid;
+   out_used = 0;
+   sink_closed = True;
+}
+
 /* ---- Options, start and end ---- */
 
 static Bool tk_option(const HChar* arg)
@@ -456,6 +469,7 @@ static void tk_post_clo_init(void)
    out_fd = VG_(safe_fd)((Int)clo_out_fd);
    if (out_fd < 0)
       VG_(fmsg_bad_option)("--out-fd", "descriptor %lld is not open\n", clo_out_fd);
+   VG_(atfork)(NULL, NULL, tk_atfork_child);
    VG_(memcpy)(&out_buf[0], "TKRECORD", 8);
    out_used = 1;
    out_word(STREAM_VERSION);
