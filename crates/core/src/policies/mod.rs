@@ -79,14 +79,14 @@ pub(crate) fn check_demotion_scan(
 /// One pass of a wrapping scan ([`Memory::scan`]) over the resident pages: each resident
 /// unit at most once, then no more.
 ///
-/// The pass starts where the cursor is and ends by address order once the scan has wrapped
-/// past that start: after one wrap a unit at or above the start was seen when the pass
-/// began, and after two wraps every unit was. Such units are cut from the batch that
-/// reaches them. A call that returns fewer units than asked has returned every resident
-/// unit, so it ends the pass too. So a pass ends whatever the cursor points at (a freed page, a gap, the
-/// end of the address space) and however the platform's calls wrap, and one pass returns
-/// no more units than are resident. The memory must not change during a pass, as it
-/// cannot within one call of a policy.
+/// The pass starts where the cursor is and ends by address order once the scan has
+/// wrapped past that start: after one wrap a unit at or above the start was seen when
+/// the pass began, and after two wraps every unit was. Such units are cut from the batch
+/// that reaches them. A call that returns fewer units than asked has returned every
+/// resident unit, so it ends the pass too. So a pass ends whatever the cursor points at
+/// (a freed page, a gap, the end of the address space) and however the platform's calls
+/// wrap, and one pass returns no more units than are resident. The memory must not
+/// change during a pass, as it cannot within one call of a policy.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ScanPass {
     start: Page,
@@ -117,7 +117,7 @@ impl ScanPass {
         let short = mem.scan(cursor, max, out) < max;
         // A call wraps at most once; the unit after its wrap is the first below its
         // predecessor (or below where the call started).
-        let mut wraps = before.passes - self.passes;
+        let mut wraps = before.passes.saturating_sub(self.passes);
         let mut wrap_here = cursor.passes > before.passes;
         let mut at = before.next;
         let seen = out.iter().position(|r| {
