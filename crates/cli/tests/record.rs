@@ -421,7 +421,7 @@ fn which(program: &str) -> Result<PathBuf, ()> {
 }
 
 #[test]
-fn children_the_program_forks_write_nothing() {
+fn forked_children_write_nothing_and_an_exec_ends_the_recording() {
     if !have_toolchain() {
         return;
     }
@@ -433,4 +433,12 @@ fn children_the_program_forks_write_nothing() {
     assert!(stdout.starts_with("12\n") && stdout.contains("recorder: tk_record"), "{stdout}");
     let kept: usize = stdout.split("kept ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
     assert_eq!(records(&out_path).0.len(), kept);
+    // A program that execs another: recorded up to the exec, then the other runs on
+    // (untraced) and its status comes back.
+    let out = record(&[], &out_path, &["sh", "-c", "a=$(echo 1); exec sh -c 'echo $0; exit 4' $a"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(4), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.starts_with("1\n") && stdout.contains("command exited with status 4"), "{stdout}");
+    let kept: usize = stdout.split("kept ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!(kept > 100 && records(&out_path).0.len() == kept, "{stdout}");
 }

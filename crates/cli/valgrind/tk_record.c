@@ -23,7 +23,8 @@
              records, instructions before the first record could be emitted
              (2^64-1 when emission never began).
 
-   A child the program forks writes nothing (the parent's stream goes on).
+   A child the program forks writes nothing (the parent's stream goes on). The stream
+   ends (with its trailer) when the program calls execve: Valgrind does not follow.
 
    Options: --out-fd=N (required), --llc-bytes=N, --llc-ways=N,
    --sample-every=N, --start-marker=STR, --skip-instructions=N. */
@@ -79,7 +80,7 @@ static ULong n_hits, n_misses, n_writebacks, n_records;
 /* Emission state. */
 static Bool started;        /* the start marker was seen (or none was asked for) */
 static Bool emitting;       /* records are being written */
-static Bool sink_closed;    /* the reader went away, or this is a forked child */
+static Bool sink_closed;    /* the reader went away, the stream ended, or this is a forked child */
 static ULong start_icount;  /* instructions when started */
 static ULong first_icount = NO_FIRST;
 static ULong last_icount;   /* instructions at the previous record */
@@ -355,7 +356,28 @@ static IRSB* tk_instrument(VgCallbackClosure* closure, IRSB* in, const VexGuestL
    return out;
 }
 
-/* ---- The start marker ---- */
+/* Ends the stream: the trailer, then nothing more from this process. */
+static void write_trailer(void)
+{
+   if (sink_closed)
+      return;
+   out_word(~0ULL);
+   out_word(SUMMARY_WORDS);
+   out_word(icount);
+   out_word(n_kind[K_LOAD]);
+   out_word(n_kind[K_STORE]);
+   out_word(n_kind[K_MODIFY]);
+   out_word(n_hits);
+   out_word(n_misses);
+   out_word(n_writebacks);
+   out_word(n_records);
+   out_word(first_icount);
+   out_flush();
+   sink_closed = True;
+   VG_(close)(out_fd);
+}
+
+/* ---- The start marker, and the end at exec ---- */
 
 static Bool holds_marker(Addr buf, SizeT len)
 {
@@ -379,6 +401,12 @@ static void tk_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs)
 {
    Bool seen = False;
    (void)tid;
+   /* The program is about to be replaced by one Valgrind does not follow: the stream
+      ends here (if the exec fails, the rest of the run is not recorded). */
+   if (sysno == __NR_execve || sysno == __NR_execveat) {
+      write_trailer();
+      return;
+   }
    if (started || nargs < 3)
       return;
    if (sysno == __NR_write) {
@@ -411,6 +439,7 @@ static void tk_atfork_child(ThreadId tid)
    (void)tid;
    out_used = 0;
    sink_closed = True;
+   VG_(close)(out_fd); /* so that the reader sees the end when the parent's ends */
 }
 
 /* ---- Options, start and end ---- */
@@ -478,19 +507,7 @@ static void tk_post_clo_init(void)
 static void tk_fini(Int exitcode)
 {
    (void)exitcode;
-   out_word(~0ULL);
-   out_word(SUMMARY_WORDS);
-   out_word(icount);
-   out_word(n_kind[K_LOAD]);
-   out_word(n_kind[K_STORE]);
-   out_word(n_kind[K_MODIFY]);
-   out_word(n_hits);
-   out_word(n_misses);
-   out_word(n_writebacks);
-   out_word(n_records);
-   out_word(first_icount);
-   out_flush();
-   VG_(close)(out_fd);
+   write_trailer();
 }
 
 static void tk_pre_clo_init(void)
