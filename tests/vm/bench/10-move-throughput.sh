@@ -13,7 +13,7 @@
 # moved page, tierkit's (the summary's cpu split, moves phase) against the raw loop's (its own user
 # + system time), which leaves out what the two wall-clock rates also measure: the share of the
 # two vCPUs each got beside the reader thread and (tierkit's) kdamond.
-# vmtest-timeout: 400
+# vmtest-timeout: 620
 . /vmtest/guest/lib.sh
 echo 0 > $HP
 rate() { awk -v n="$1" -v c="$2" 'BEGIN { printf "%d", (c > 0 ? n * 100 / c : 0) }'; }

@@ -4,7 +4,7 @@
 # pages of a running 256 MiB workload (near-uniform reads), both self-timed, both beside the
 # reader thread only: pages/s, CPU time per page and move_pages calls. Also reported: `tierkit
 # move --to slow` on the same pages.
-# vmtest-timeout: 200
+# vmtest-timeout: 330
 . /vmtest/guest/lib.sh
 echo 0 > $HP
 zipf_reader --mib 256 --alpha 0.01 --first-touch-node 1 --seconds 0 > /tmp/m.out 2>&1 &

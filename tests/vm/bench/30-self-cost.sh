@@ -13,7 +13,7 @@
 #                 core). Goals (reported as goal_*): <= 2% of a core and <= 32 MiB. Under TCG every
 #                 CPU figure is inflated by the emulation: the share divided by the tcg-slowdown
 #                 factor is reported beside it as an estimate for the same work on the host's CPU.
-# vmtest-timeout: 400
+# vmtest-timeout: 580
 . /vmtest/guest/lib.sh
 trap 'echo 0 > $HP' EXIT
 echo 0 > $HP

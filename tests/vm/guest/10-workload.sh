@@ -1,7 +1,7 @@
 #!/bin/sh
 # The workload runs, keeps its checksum, and the independent placement tool sees its pages:
 # all present on node 0 by default, mostly on node 1 with --first-touch-node 1.
-# vmtest-timeout: 50
+# vmtest-timeout: 60
 . /vmtest/guest/lib.sh
 
 zipf_reader --mib 64 --seconds 3 --hot-out /tmp/w.hot > /tmp/w.out 2>&1 &

@@ -6,7 +6,7 @@
 #                   placement of every buffer page is the same before and after
 #   attach          `--duration 6` promotes, prints its summary (ended=duration), exits 0 and
 #                   leaves the target running; the target's checksum is intact at its exit
-# vmtest-timeout: 50
+# vmtest-timeout: 70
 . /vmtest/guest/lib.sh
 # Node 0 whole again, should a scenario killed at its time limit have left huge pages reserved on it.
 echo 0 > /sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages

@@ -6,7 +6,7 @@
 # first-touches node 1 and reads on after tierkit stops; its checksum must be intact.
 # The kernel's promotions (pgpromote_success, tierkit's promoted_pages) are reported, not asserted:
 # whether NUMA hint faults promote anything within 10 s under TCG is the kernel's business.
-# vmtest-timeout: 45
+# vmtest-timeout: 70
 . /vmtest/guest/lib.sh
 # Node 0 whole again, should a scenario killed at its time limit have left huge pages reserved on it.
 echo 0 > /sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages

@@ -4,10 +4,10 @@
 # 32 MiB of room (2 MiB huge pages reserved on the rest) so it is full within seconds and tierkit
 # exchanges pages at steady state instead of filling node 0:
 #   cpu-budget  over its budget with node 0 full, tierkit stretches its polls: a status line says
-#               "budget: 1 poll in N" within 90 s of its first status line (under TCG, where every
-#               step costs several times more than natively, its share stays well above 2%).
+#               "budget: 1 poll in N" within 90 s of its first status line (polled: it passes as
+#               soon as the line comes; its CPU share since is reported, not asserted).
 # The share it keeps to, against a run without a budget, is a benchmark (tests/vm/bench, self-cost).
-# vmtest-timeout: 240
+# vmtest-timeout: 300
 . /vmtest/guest/lib.sh
 trap 'echo 0 > $HP' EXIT
 echo 0 > $HP

@@ -5,7 +5,7 @@
 # intact). Checked for both methods: DAMON (the default here) and refs (clear_refs + smaps), and
 # once with --json. The workload is strongly skewed (--alpha 1.5 over 64 MiB): with refs, which
 # sees single pages, its buffer cannot come out all hot or all cold.
-# vmtest-timeout: 50
+# vmtest-timeout: 90
 . /vmtest/guest/lib.sh
 # Node 0 whole again, should a scenario killed at its time limit have left huge pages reserved on it.
 echo 0 > /sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages
