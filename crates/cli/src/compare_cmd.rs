@@ -247,7 +247,9 @@ fn table(out: &mut impl Write, rows: &[Row]) -> Result<()> {
             }
             let cell: Vec<&Row> = rows
                 .iter()
-                .filter(|r| r.result.workload == x.workload && r.result.options == x.options && r.result.ratio == x.ratio)
+                .filter(|r| {
+                    r.result.workload == x.workload && r.result.options == x.options && r.result.ratio == x.ratio
+                })
                 .collect();
             let span = |f: fn(&Row) -> f64| cell.iter().map(|r| f(r)).fold(f64::NAN, f64::min);
             let (shortest, longest) = (span(|r| r.result.wall_ns), -span(|r| -r.result.wall_ns));

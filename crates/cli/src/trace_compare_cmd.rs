@@ -108,7 +108,12 @@ fn text(r: &Report) -> String {
     }
     for (i, m) in p.mrc.iter().enumerate() {
         let (n, d) = m.fraction;
-        out += &format!("{:<26} {:>14.3} {:>14.3}\n", format!("LRU miss ratio at {n}/{d}"), m.miss_ratio, q.mrc[i].miss_ratio);
+        out += &format!(
+            "{:<26} {:>14.3} {:>14.3}\n",
+            format!("LRU miss ratio at {n}/{d}"),
+            m.miss_ratio,
+            q.mrc[i].miss_ratio
+        );
     }
     for k in &r.rankings {
         let rho = k.rho.map_or("n/a (a constant series)".to_string(), |v| format!("{v:.2}"));

@@ -414,7 +414,7 @@ mod tests {
             now: 0,
             interval: 10_000_000,
             tiers: vec![tier(0, l_d, 1e9 * fast_share), tier(1, l_a, 1e9 * (1.0 - fast_share))],
-            mechanism_cpu_ns: 0,
+            ..Default::default()
         }
     }
 

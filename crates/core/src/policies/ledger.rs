@@ -111,9 +111,11 @@ impl Ledger {
         self.allowance
     }
 
-    /// Whether the allowance is at its floor: recent moves did harm.
-    pub fn at_floor(&self) -> bool {
-        self.allowance <= self.floor
+    /// Whether moves pay now: the balance is positive, or the allowance changed too
+    /// recently to judge. A ledger that saw no move at all, or moves that did harm, says
+    /// no: the policy's sampling then buys nothing.
+    pub fn pays(&self) -> bool {
+        self.held <= self.params.settle_ticks || self.balance() > 0.0
     }
 
     /// The net balance in real accesses: saved by promotions, less lost by the
@@ -238,7 +240,8 @@ mod tests {
     #[test]
     fn exchanges_that_lose_hits_shrink_the_allowance_to_its_floor_and_recover() {
         let mut l = ledger();
-        for tick in 0..12u64 {
+        // Eight halvings, each judged settle_ticks after the one before.
+        for tick in 0..60u64 {
             // 100 pages promoted are never hit again; the 100 demoted for them are.
             for p in 0..100 {
                 l.queued_promotion();
@@ -250,7 +253,7 @@ mod tests {
         }
         assert!(l.balance() < 0.0);
         assert_eq!(l.allowance(), 4, "the floor: 1/256 of 1024");
-        assert!(l.at_floor());
+        assert!(!l.pays());
         assert_eq!(l.may_promote(), 4);
         // Then promotions pay off: the allowance doubles back once the balance is positive.
         let mut grew = false;
@@ -268,6 +271,21 @@ mod tests {
             grew |= l.allowance() > 4;
         }
         assert!(grew && l.allowance() > 4, "allowance {}", l.allowance());
+    }
+
+    #[test]
+    fn a_ledger_without_moves_does_not_pay_once_settled() {
+        let mut l = ledger();
+        assert!(l.pays(), "too early to judge");
+        for _ in 0..=LedgerParams::default().settle_ticks {
+            l.tick(100.0, 318.0);
+        }
+        assert!(!l.pays());
+        l.queued_promotion();
+        l.moved(1, true);
+        l.sample(1, true);
+        l.tick(100.0, 318.0);
+        assert!(l.pays(), "a hit on a promoted page: balance {}", l.balance());
     }
 
     #[test]

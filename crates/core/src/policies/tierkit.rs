@@ -50,9 +50,9 @@
 //!   samples that find recently demoted pages in the slow tier, less M5's cost per move —
 //!   and promotes at most as many pages per tick as that balance allows: the allowance
 //!   halves while the balance is negative, down to a trickle that keeps measuring, and
-//!   doubles back while it is positive. Sweep prefetches count as promotions. While the
-//!   allowance is at its floor, sampling only probes (`min_sample_rate_hz`): samples
-//!   that buy no moves are pure cost. No workload-specific threshold decides this; the
+//!   doubles back while it is positive. Sweep prefetches count as promotions. While
+//!   moves do not pay (a balance at or below zero: harm, or no move at all), sampling
+//!   only probes (`min_sample_rate_hz`): samples that buy no gain are pure cost. No workload-specific threshold decides this; the
 //!   program's own response to the moves does.
 //! - **Sampling under a CPU budget**: 100 kHz (FreqTier §V-B-2's highest level) while
 //!   the mechanism's CPU stays under `cpu_budget` (and under `app_cpu_share` of the
@@ -454,8 +454,8 @@ impl TierkitPolicy {
         // Each step of the demotion band says counts near the threshold are noise: more
         // samples buy little, so the rate halves every two steps.
         let noisy = (p.sample_rate_hz / f64::from(1u32 << (self.band / 2))).max(p.min_sample_rate_hz);
-        // Samples buy moves: while recent moves did harm, sampling only probes.
-        let earning = if self.ledger.at_floor() { p.min_sample_rate_hz } else { p.sample_rate_hz };
+        // Samples buy moves: while moves do not pay, sampling only probes.
+        let earning = if self.ledger.pays() { p.sample_rate_hz } else { p.min_sample_rate_hz };
         ctx.sources.samples = Some(Sampling::new(self.rate_hz.min(noisy).min(earning)));
     }
 
@@ -934,30 +934,43 @@ mod tests {
 
     #[test]
     fn ping_pong_over_a_uniform_hot_set_widens_the_band_and_cuts_promotions() {
-        // 400 equally hot pages, 100 fast: every swap is noise.
-        let run = |pingpong_share: f64| {
-            let params = TierkitParams { pingpong_share, streams: None, ..Default::default() };
-            let mut rig = Rig::new(params, 100, 100, 300);
-            let mut rng = crate::dist::Rng::new(3);
-            let hot = |i: u64| if i < 100 { i } else { 900 + i }; // pages 0..100 and 1000..1300
-            let mut fast: Vec<bool> = (0..400).map(|i| rig.mem.tier_of(hot(i)) == Some(TierId::FAST)).collect();
-            let mut arrivals = 0;
-            for _ in 0..300 {
-                let pages: Vec<Page> = (0..400).map(|_| hot(rng.below(400))).collect();
-                rig.sample(pages.into_iter(), 1);
-                rig.tick(COSTED);
-                for (i, was) in fast.iter_mut().enumerate() {
-                    let now = rig.mem.tier_of(hot(i as u64)) == Some(TierId::FAST);
-                    arrivals += (now && !*was) as usize;
-                    *was = now;
-                }
-            }
-            (rig.policy.demotion_band(), arrivals)
-        };
-        let (band, adaptive) = run(0.3);
-        let (never, fixed) = run(1.0);
+        let (band, adaptive) = uniform_swaps(0.3, HELD_OPEN);
+        let (never, fixed) = uniform_swaps(1.0, HELD_OPEN);
         assert!(band > 0 && never == 0, "band {band} vs {never}");
         assert!(adaptive * 2 < fixed, "promotions {adaptive} with the band vs {fixed} without");
+    }
+
+    #[test]
+    fn the_ledger_alone_cuts_swaps_that_earn_nothing() {
+        let (_, held_open) = uniform_swaps(1.0, HELD_OPEN);
+        let (_, measured) = uniform_swaps(1.0, LedgerParams::default());
+        assert!(measured * 2 < held_open, "promotions {measured} with the ledger vs {held_open} held open");
+    }
+
+    /// A ledger whose allowance never moves from its ceiling.
+    const HELD_OPEN: LedgerParams =
+        LedgerParams { memory_ticks: 20, settle_ticks: 5, ceiling_share: 1.0, floor_share: 1.0 };
+
+    /// 400 equally hot pages, 100 fast, sampled for 300 ticks: every swap is noise.
+    /// Returns the demotion band at the end and the promotions.
+    fn uniform_swaps(pingpong_share: f64, ledger: LedgerParams) -> (u32, usize) {
+        let params = TierkitParams { pingpong_share, streams: None, ledger, ..Default::default() };
+        let mut rig = Rig::new(params, 100, 100, 300);
+        let mut rng = crate::dist::Rng::new(3);
+        let hot = |i: u64| if i < 100 { i } else { 900 + i }; // pages 0..100 and 1000..1300
+        let mut fast: Vec<bool> = (0..400).map(|i| rig.mem.tier_of(hot(i)) == Some(TierId::FAST)).collect();
+        let mut arrivals = 0;
+        for _ in 0..300 {
+            let pages: Vec<Page> = (0..400).map(|_| hot(rng.below(400))).collect();
+            rig.sample(pages.into_iter(), 1);
+            rig.tick(COSTED);
+            for (i, was) in fast.iter_mut().enumerate() {
+                let now = rig.mem.tier_of(hot(i as u64)) == Some(TierId::FAST);
+                arrivals += (now && !*was) as usize;
+                *was = now;
+            }
+        }
+        (rig.policy.demotion_band(), arrivals)
     }
 
     #[test]

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Append the real suite to docs/RESULTS.md: recorded programs, every policy.
+
+Usage: real_results.py REAL_JSON CORPUS_DIR OUT_DIR COMMAND...
+
+REAL_JSON holds the rows of `tierkit compare --suite real --json`. Each trace's sidecar
+(CORPUS_DIR/NAME.json) names its half of the corpus ("half": "tuning" or "held-out"):
+tierkit's rules were chosen on the tuning half, so the held-out half is reported on its
+own. Appends to OUT_DIR/RESULTS.md and writes OUT_DIR/figures/real-*.png.
+"""
+import json
+import math
+import shlex
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+REFERENCES = {"all-local", "oracle", "static-oracle", "none"}
+
+
+def trace_name(row):
+    return Path(row["options"]["path"]).stem
+
+
+def ratio_text(r):
+    return f"{r[0]}:{r[1]}"
+
+
+def main() -> int:
+    rows = json.load(open(sys.argv[1]))
+    corpus, out = Path(sys.argv[2]), Path(sys.argv[3])
+    command = shlex.join(sys.argv[4:])
+    figures = out / "figures"
+    figures.mkdir(parents=True, exist_ok=True)
+
+    cells = defaultdict(dict)  # (trace, ratio) -> policy -> row
+    for r in rows:
+        cells[(trace_name(r), tuple(r["ratio"]))][r["policy"]] = r
+    halves = defaultdict(list)
+    for trace in sorted({t for t, _ in cells}):
+        sidecar = corpus / f"{trace}.json"
+        half = json.loads(sidecar.read_text()).get("half", "unsplit") if sidecar.exists() else "unsplit"
+        halves[half].append(trace)
+
+    lines = [
+        "",
+        "# Real programs",
+        "",
+        "The corpus of recorded programs (docs/CORPUS.md), replayed on each trace's own clock.",
+        "Reproduce with:",
+        "",
+        "```sh",
+        command,
+        "```",
+        "",
+        "Per cell: % of all-local for the oracle, `none` (never migrate), tierkit and the best",
+        "other policy; tierkit − none (do no harm: ≥ −0.5), tierkit − best other, and the share",
+        "of the oracle's gain over `none` tierkit captures. tierkit's rules were chosen on the",
+        "tuning half; the held-out half is reported separately.",
+        "",
+    ]
+    for half in sorted(halves, key=lambda h: {"tuning": 0, "held-out": 1}.get(h, 2)):
+        lines += [f"## {half} half: {', '.join(halves[half])}", ""]
+        lines.append("| trace | ratio | oracle | none | tierkit | best other | tk − none | tk − best | capture |")
+        lines.append("|---|---|---|---|---|---|---|---|---|")
+        captures = []
+        for trace in halves[half]:
+            for (t, ratio), by in sorted(cells.items(), key=lambda kv: (kv[0][0], kv[0][1][1] / kv[0][1][0]), reverse=False):
+                if t != trace or "tierkit" not in by or "none" not in by:
+                    continue
+                pct = {p: r["pct_of_all_local"] for p, r in by.items()}
+                others = {p: v for p, v in pct.items() if p not in REFERENCES and p != "tierkit"}
+                best = max(others, key=others.get) if others else None
+                tk, none, oracle = pct["tierkit"], pct["none"], pct.get("oracle", float("nan"))
+                gain = oracle - none
+                capture = (tk - none) / gain if gain > 0.5 else None
+                if capture is not None:
+                    captures.append(max(capture, 1e-3))
+                lines.append(
+                    f"| {trace} | {ratio_text(ratio)} | {oracle:.1f} | {none:.1f} | {tk:.1f} | "
+                    + (f"{others[best]:.1f} ({best})" if best else "")
+                    + f" | {tk - none:+.1f} | "
+                    + (f"{tk - others[best]:+.1f}" if best else "")
+                    + " | "
+                    + ("" if capture is None else f"{capture:.2f}")
+                    + " |"
+                )
+        if captures:
+            geo = math.exp(sum(math.log(c) for c in captures) / len(captures))
+            lines += ["", f"Geometric mean of the capture over the cells where the oracle gains > 0.5 points: {geo:.2f}."]
+        lines.append("")
+
+    # One figure per trace: every policy's % of all-local per ratio.
+    for trace in sorted({t for t, _ in cells}):
+        ratios = sorted({r for t, r in cells if t == trace}, key=lambda r: r[1] / r[0], reverse=True)
+        policies = list(dict.fromkeys(p for (t, _), by in cells.items() if t == trace for p in by))
+        fig, ax = plt.subplots(figsize=(7, 4))
+        xs = [ratio_text(r) for r in ratios]
+        for i, p in enumerate(policies):
+            ys = [cells[(trace, r)][p]["pct_of_all_local"] if p in cells[(trace, r)] else None for r in ratios]
+            style = "-" if p in ("tierkit", "none", "oracle") else ":"
+            ax.plot(xs, ys, style, marker="os^vD<>"[i % 7], color=plt.cm.tab20(i % 20), label=p)
+        ax.set_title(f"{trace} (recorded): throughput vs fast:slow ratio")
+        ax.set_xlabel("fast:slow capacity")
+        ax.set_ylabel("% of all-local throughput")
+        ax.legend(fontsize=6, ncol=3)
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(figures / f"real-{trace}.png", dpi=100)
+        plt.close(fig)
+        lines += [f"![{trace}](figures/real-{trace}.png)", ""]
+
+    page = out / "RESULTS.md"
+    with page.open("a") as f:
+        f.write("\n".join(lines))
+    print(f"appended the real suite ({len(cells)} cells) to {page}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
