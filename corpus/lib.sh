@@ -5,7 +5,12 @@
 # defines setup (install + deterministic input under $WORK), recorded_cmd (sets CMD_ENV and
 # CMD: the process that is recorded and that writes the marker), version (one line), and for
 # KIND=server also server_wait, client (load, marker request, measured phase) and server_stop.
-# It ends with `corpus_main "$@"`.
+# It ends with `corpus_main "$@"`, which gives every program these commands:
+#   NAME.sh [run] [WORK]  install, make the input, run natively (marker timing, peak RSS)
+#   NAME.sh setup [WORK]  install and make the input only (what record.sh runs first)
+#   NAME.sh check [WORK]  run natively under strace and check that the marker is one write(2)
+#                         by the process that is recorded (corpus/drivers/check_marker.py)
+#   NAME.sh client [WORK] (servers) the client alone, against a server already running
 set -euo pipefail
 CORPUS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$CORPUS_DIR")
@@ -52,10 +57,11 @@ need_marker_shim() {
     fi
 }
 
-# Runs the recorded process natively under /usr/bin/time -v, its stdout passed through a
-# filter that counts marker lines and stamps the time of the first one.
+# Runs the recorded process natively under $WRAP (/usr/bin/time -v, or strace for `check`),
+# its stdout passed through a filter that counts marker lines and stamps the first one.
 # Writes $WORK/native.txt: markers, load_s (start to marker), measured_s (marker to end),
-# rss_kib (peak RSS), cpu_s (the whole process's user + system time).
+# rss_kib (peak RSS), cpu_s (the whole process's user + system time); under `check`, the
+# marker check instead.
 run_native_recorded() {
     local t0 tm="" n=0 line
     t0=$(date +%s.%N)
@@ -65,12 +71,16 @@ run_native_recorded() {
             [ -n "$tm" ] || tm=$(date +%s.%N)
         fi
         printf '%s\n' "$line"
-    done < <(env "${CMD_ENV[@]}" /usr/bin/time -v -o "$WORK/time-v.txt" "${CMD[@]}")
+    done < <(env "${CMD_ENV[@]}" "${WRAP[@]}" "${CMD[@]}")
     finish_native "$t0" "${tm:-}" "$n" "$(date +%s.%N)"
 }
 
 finish_native() {
     local t0=$1 tm=$2 n=$3 t1=$4 rss cpu
+    if [ -n "${CHECK:-}" ]; then
+        python3 "$CORPUS_DIR/drivers/check_marker.py" "$WORK/strace.txt" "$MARKER" | tee "$WORK/marker-check.txt" >&2
+        return
+    fi
     rss=$(sed -n 's/^\s*Maximum resident set size (kbytes): //p' "$WORK/time-v.txt")
     cpu=$(sed -n 's/^\s*\(User\|System\) time (seconds): //p' "$WORK/time-v.txt" | paste -sd+)
     if [ -z "$tm" ]; then
@@ -94,7 +104,7 @@ run_native_server() {
     rm -f "$fifo" "$WORK/marker.times"
     mkfifo "$fifo"
     t0=$(date +%s.%N)
-    env "${CMD_ENV[@]}" /usr/bin/time -v -o "$WORK/time-v.txt" "${CMD[@]}" >"$fifo" 2>&1 &
+    env "${CMD_ENV[@]}" "${WRAP[@]}" "${CMD[@]}" >"$fifo" 2>&1 &
     local spid=$!
     while IFS= read -r line; do
         [[ $line == *"$MARKER"* ]] && date +%s.%N >>"$WORK/marker.times"
@@ -120,7 +130,7 @@ corpus_main() {
     [ -n "${TK_CORPUS_LIB_ONLY:-}" ] && return 0
     local action=run
     case "${1:-}" in
-        setup | run | client) action=$1; shift ;;
+        setup | run | client | check) action=$1; shift ;;
     esac
     WORK=$(realpath -m "${1:-$ROOT/target/corpus-work/$NAME}")
     [ $# -gt 0 ] && shift
@@ -128,8 +138,15 @@ corpus_main() {
     case "$action" in
         setup) setup ;;
         client) client "$@" ;;
-        run)
+        run | check)
             setup
+            WRAP=(/usr/bin/time -v -o "$WORK/time-v.txt")
+            if [ "$action" = check ]; then
+                need_apt strace
+                CHECK=1
+                WRAP=(strace -f -qq -s 256 -o "$WORK/strace.txt"
+                    -e trace=write,writev,clone,clone3,fork,vfork,execve)
+            fi
             recorded_cmd
             say "$(version); recording would sample 1 in $SAMPLE_EVERY"
             if [ "$KIND" = server ]; then run_native_server "$@"; else run_native_recorded; fi

@@ -120,7 +120,7 @@ int main(int argc, char** argv)
     long acc = 0;
     for (auto const& v : vals)
         acc += std::visit(Visit{}, v);
-    double g = geometry_work<double>(64) + geometry_work<float>(32);
+    double g = geometry_work<double>(64);
     auto r1 = ranges_work(std::vector<int>{5, 3, 8, 1, 9, 2});
     auto r2 = ranges_work(std::vector<long>{5, 3, 8, 1, 9, 2});
     auto r3 = ranges_work(std::vector<double>{5, 3, 8, 1, 9, 2});
