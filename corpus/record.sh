@@ -2,10 +2,12 @@
 # Records corpus programs with `tierkit record --via valgrind` (simulated 32 MiB 16-way LLC,
 # recording from the program's TK_START marker, 1 in the program's SAMPLE_EVERY misses kept)
 # into corpus/NAME.tktrace, with a JSON sidecar corpus/NAME.json (program, version, command,
-# input, LLC model, sample rate, and the trace's records, pages and instructions from
-# `tierkit trace info --json`).
+# input, LLC model, sample rate, the trace's records, pages and instructions from
+# `tierkit trace info --json`, the wall time from the marker to the end, records/s and trace
+# bytes per record).
 #
-# Usage: corpus/record.sh [--max-records N] [--out DIR] NAME...     (NAME: corpus/programs/NAME.sh)
+# Usage: corpus/record.sh [--max-records N] [--out DIR] --all | NAME...
+#        (NAME: corpus/programs/NAME.sh; --all: every program there)
 # Environment: TIERKIT (default target/release/tierkit), TK_CORPUS_WORK (default target/corpus-work).
 #
 # Inputs are made natively first (NAME.sh setup). A single-process program is recorded as a
@@ -18,18 +20,23 @@ CORPUS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$CORPUS_DIR")
 TIERKIT=${TIERKIT:-$ROOT/target/release/tierkit}
 WORK_ROOT=${TK_CORPUS_WORK:-$ROOT/target/corpus-work}
+MARKER=TK_START
 MAX_RECORDS=5000000
 OUT_DIR=$CORPUS_DIR
 LLC=32MiB
 LLC_WAYS=16
 export RECORD_OPS_FACTOR=${RECORD_OPS_FACTOR:-20}
 
-usage() { echo "usage: corpus/record.sh [--max-records N] [--out DIR] NAME..." >&2; exit 2; }
+usage() { echo "usage: corpus/record.sh [--max-records N] [--out DIR] --all | NAME..." >&2; exit 2; }
 names=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --max-records) MAX_RECORDS=${2:?--max-records needs a count}; shift 2 ;;
         --out) OUT_DIR=${2:?--out needs a directory}; shift 2 ;;
+        --all)
+            for f in "$CORPUS_DIR"/programs/*.sh; do names+=("$(basename "$f" .sh)"); done
+            shift
+            ;;
         -h | --help) usage ;;
         -*) echo "corpus/record.sh: unknown option $1" >&2; usage ;;
         *) names+=("$1"); shift ;;
@@ -44,6 +51,15 @@ for name in "${names[@]}"; do
 done
 mkdir -p "$OUT_DIR"
 
+# Copies the recorder's output through, writing the time of the first marker line to $1.
+stamp_marker() {
+    local line
+    while IFS= read -r line; do
+        [[ $line == *"$MARKER"* && ! -f $1 ]] && date +%s.%N >"$1"
+        printf '%s\n' "$line"
+    done
+}
+
 record_one() (
     local name=$1 script=$CORPUS_DIR/programs/$1.sh
     WORK=$WORK_ROOT/$name
@@ -53,14 +69,15 @@ record_one() (
     . "$script"
     mkdir -p "$WORK"
     recorded_cmd
-    local trace=$OUT_DIR/$name.tktrace log=$WORK/record.log t0 t1
+    local trace=$OUT_DIR/$name.tktrace log=$WORK/record.log stamp=$WORK/record.marker-time t0 t1
     local rec=("$TIERKIT" record --via valgrind --llc "$LLC" --llc-ways "$LLC_WAYS"
         --start-marker "$MARKER" --sample-every "$SAMPLE_EVERY" --max-records "$MAX_RECORDS"
         -o "$trace" -- "${CMD[@]}")
     say "recording: ${rec[*]}"
+    rm -f "$stamp"
     t0=$(date +%s.%N)
     if [ "$KIND" = server ]; then
-        env "${CMD_ENV[@]}" "${rec[@]}" >"$log" 2>&1 &
+        { env "${CMD_ENV[@]}" "${rec[@]}" 2>&1 | stamp_marker "$stamp" >"$log"; } &
         local rpid=$! cpid
         SERVER_WAIT_S=600 server_wait
         TK_RECORD=1 client >"$WORK/client.log" 2>&1 &
@@ -74,10 +91,11 @@ record_one() (
         kill -0 "$rpid" 2>/dev/null && server_stop
         wait "$rpid" || { say "FAIL: the recorder failed (see $log)"; tail -5 "$log" >&2; return 1; }
     else
-        env "${CMD_ENV[@]}" "${rec[@]}" >"$log" 2>&1 ||
+        env "${CMD_ENV[@]}" "${rec[@]}" 2>&1 | stamp_marker "$stamp" >"$log" ||
             { say "FAIL: the recorder failed (see $log)"; tail -5 "$log" >&2; return 1; }
     fi
     t1=$(date +%s.%N)
+    [ -f "$stamp" ] || { say "FAIL: the program never printed $MARKER (see $log)"; return 1; }
     "$TIERKIT" trace info --json "$trace" >"$WORK/info.json"
     local cmdline
     cmdline=$(printf '%q ' "${CMD_ENV[@]}" "${CMD[@]}")
@@ -99,6 +117,10 @@ side = {
     "instructions": info.get("instructions"),
     "footprint_bytes": info.get("footprint_bytes"),
     "record_wall_s": round($t1 - $t0, 1),
+    "recorded_wall_s": round($t1 - $(cat "$stamp"), 1),
+    "records_per_s": round(info["accesses"] / max($t1 - $(cat "$stamp"), 1e-3)),
+    "trace_bytes": $(stat -c %s "$trace"),
+    "bytes_per_record": round($(stat -c %s "$trace") / max(info["accesses"], 1), 2),
     "trace": "$name.tktrace",
 }
 json.dump(side, open(sys.argv[2], "w"), indent=2)
