@@ -1,7 +1,7 @@
 #!/bin/sh
 # The baseline of the move_pages benchmark: a raw syscall loop moving 4 KiB pages of its own
 # buffer node0 -> node1 -> node0 (tierkit's mover is compared against the same page counts).
-# vmtest-timeout: 60
+# vmtest-timeout: 70
 . /vmtest/guest/lib.sh
 for b in 1024 64; do
     out=$(raw_move --pages 16384 --batch $b --rounds 1 2>&1); rc=$?

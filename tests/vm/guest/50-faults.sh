@@ -27,7 +27,7 @@
 #   fault-mlock           half the buffer is mlocked
 #   fault-fork-threads    two reader threads and a forked copy-on-write child
 #   fault-munmap          the target unmaps and remaps part of its buffer while being migrated
-# vmtest-timeout: 230
+# vmtest-timeout: 240
 . /vmtest/guest/lib.sh
 trap 'echo 0 > $HP' EXIT
 echo 0 > $HP

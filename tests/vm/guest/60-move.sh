@@ -16,7 +16,7 @@
 #                    of the mover), complete=true, and left >= 95% of the range on the target node
 # How fast these moves go against a raw move_pages loop is the benchmarks' question
 # (tests/vm/bench, `make vm-bench`).
-# vmtest-timeout: 220
+# vmtest-timeout: 250
 . /vmtest/guest/lib.sh
 echo 0 > $HP
 

@@ -15,7 +15,7 @@
 #                        177-311 on a quiet machine; 18% and 126 in a CI run whose guest recorded
 #                        only 392k accesses (~1M usually), when the bars were 20% and 128; `tierkit compare
 #                        --trace` replays it with tierkit, TPP and all-local at 1:4.
-# vmtest-timeout: 90
+# vmtest-timeout: 110
 . /vmtest/guest/lib.sh
 ZIPF="zipf_reader --mib 32 --alpha 1.3 --cluster-pages 64"
 
