@@ -3,7 +3,10 @@
 
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
+use std::path::Path;
+
 use tierkit_sim::trace::info::{stats_with_top, TraceStats};
+use tierkit_sim::trace::round_gaps::round_trace;
 use tierkit_sim::trace::{self, write_oracle_general, Format, NativeWriter, PageAccess, PAGE_SHIFT};
 use tierkit_sim::workload::{self, Access, WorkloadSpec};
 
@@ -72,6 +75,31 @@ pub struct ConvertArgs {
     /// Output format: native or oracle-general.
     #[arg(long, default_value = "native")]
     pub to: String,
+    /// Round the instruction gaps of a native trace with a clock to multiples of N
+    /// instructions (`auto`: the largest power of two not above the mean gap), carrying
+    /// the remainder: every prefix stays within N of its exact count, the total exact.
+    /// Shrinks a recorded trace by a third or more.
+    #[arg(long, value_name = "auto|N", value_parser = parse_unit)]
+    pub round_gaps: Option<Unit>,
+}
+
+/// A gap unit: `auto` or a number of instructions.
+#[derive(Clone, Copy, Debug)]
+pub enum Unit {
+    /// The largest power of two not above the mean gap.
+    Auto,
+    /// This many instructions.
+    Instructions(u64),
+}
+
+fn parse_unit(s: &str) -> Result<Unit, String> {
+    match s {
+        "auto" => Ok(Unit::Auto),
+        n => match n.parse::<u64>() {
+            Ok(v) if v >= 1 => Ok(Unit::Instructions(v)),
+            _ => Err(format!("expected auto or a number of instructions >= 1, not {n:?}")),
+        },
+    }
 }
 
 /// A format named on the command line, if one is.
@@ -219,6 +247,23 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
         TraceCommand::Compare(a) => crate::trace_compare_cmd::run(a),
         TraceCommand::Convert(a) => {
             let to = writable(&a.to)?;
+            if let Some(unit) = a.round_gaps {
+                let from = format(a.from.as_deref())?.map_or_else(|| trace::detect(&a.input), Ok)?;
+                if to != Format::Native || from != Format::Native {
+                    bail!(
+                        "--round-gaps rounds a native trace's clock into a native trace (not {} to {})",
+                        from.name(),
+                        to.name()
+                    );
+                }
+                let unit = match unit {
+                    Unit::Auto => None,
+                    Unit::Instructions(n) => Some(n),
+                };
+                let (n, unit) = round_trace(Path::new(&a.input), Path::new(&a.output), unit)?;
+                eprintln!("wrote {n} accesses to {} (native, gaps rounded to {unit} instructions)", a.output);
+                return Ok(());
+            }
             let mut reader = trace::open(&a.input, format(a.from.as_deref())?)?;
             let n = trace::convert(reader.as_mut(), &a.output, to)?;
             eprintln!("wrote {n} accesses to {} ({})", a.output, to.name());

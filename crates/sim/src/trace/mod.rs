@@ -40,6 +40,7 @@ pub mod oracle_general;
 pub mod perf_script;
 pub mod pinatrace;
 mod replay;
+pub mod round_gaps;
 mod text;
 
 pub use damon_turns::{snapshot_samples, DamonRegion, DAMON_TURNS};
