@@ -5,8 +5,8 @@
 # Usage: tests/vm/run.sh [--bench] [SCENARIO...]
 #   the tests, tests/vm/guest/NN-NAME.sh (VMTEST lines), or with --bench the benchmarks,
 #   tests/vm/bench/NN-NAME.sh (VMBENCH lines); SCENARIO names one as NAME or NN-NAME.
-# Env: TIMEOUT (whole run, s, default 1400; 1800 with --bench), SCENARIO_TIMEOUT (default per-scenario limit, s, 60),
-#      NODE0_MB (default 1024), QEMU_EXTRA, KAPPEND (extra kernel arguments).
+# Env: TIMEOUT (whole run, s, default 1400; 1800 with --bench), SCENARIO_TIMEOUT (default
+#      per-scenario limit, s, 60), NODE0_MB (default 1024), QEMU_EXTRA, KAPPEND (kernel arguments).
 # Writes target/vm/guest.log (target/vm/bench.log with --bench). Exit 0 only if the guest reached
 # its end marker, printed at least one VMTEST line (with --bench: VMBENCH line), and no VMTEST
 # line says FAIL (SKIP is not a failure).
@@ -113,7 +113,7 @@ echo "$P: durations (s):" $(awk '$1 == "VMSCENARIO" { sub(/uptime=/, "", $4)
     if ($3 == "start") t[$2] = $4; else printf "%s=%.0f ", $2, $4 - t[$2] }' "$LOG")
 failed=$((failed + harness))
 if [ $SUITE = bench ]; then
-    echo "$P: $(grep -c '^VMBENCH ' "$LOG") VMBENCH lines, $failed failed"
+    echo "$P: $marks VMBENCH lines, $failed failed"
 else
     echo "$P: $pass passed, $failed failed, $skipped skipped"
 fi
