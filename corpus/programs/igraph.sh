@@ -16,7 +16,10 @@ setup() {
     "$PY" "$CORPUS_DIR/drivers/igraph_graph.py" setup "$WORK" "$N" "$M"
 }
 
-recorded_cmd() { CMD=("$PY" "$CORPUS_DIR/drivers/igraph_graph.py" run "$WORK" "$N" "$M" "$ROUNDS"); }
+recorded_cmd() {
+    CMD_ENV=(OMP_NUM_THREADS=1)
+    CMD=("$PY" "$CORPUS_DIR/drivers/igraph_graph.py" run "$WORK" "$N" "$M" "$ROUNDS")
+}
 
 version() { echo "igraph $("$PY" -c 'import igraph; print(igraph.__version__)')"; }
 
