@@ -78,8 +78,17 @@ record_one() (
     t0=$(date +%s.%N)
     if [ "$KIND" = server ]; then
         { env "${CMD_ENV[@]}" "${rec[@]}" 2>&1 | stamp_marker "$stamp" >"$log"; } &
-        local rpid=$! cpid
-        SERVER_WAIT_S=600 server_wait
+        local rpid=$! cpid waited=0
+        # Valgrind's start can take minutes; a server that died (see the log) ends the wait.
+        until SERVER_WAIT_S=5 server_wait 2>/dev/null; do
+            waited=$((waited + 5))
+            if ! kill -0 "$rpid" 2>/dev/null || [ "$waited" -ge 600 ]; then
+                say "FAIL: the server never answered under the recorder (see $log)"
+                tail -5 "$log" >&2
+                kill "$rpid" 2>/dev/null || true
+                return 1
+            fi
+        done
         TK_RECORD=1 client >"$WORK/client.log" 2>&1 &
         cpid=$!
         # Whichever ends first: the recorder (max records reached and the server ended) or the client.

@@ -16,7 +16,19 @@ INPUT="1M keys x 512 B loaded by set; 90% get / 10% set, scrambled Zipfian 0.99,
 
 setup() { need_apt memcached python3; }
 
-recorded_cmd() { CMD=(memcached -p "$PORT" -l 127.0.0.1 -U 0 -m 2048 -t 2 -c 64 -u root -A); }
+# memcached sets its descriptor limit, soft and hard, to exactly -c; Valgrind refuses any
+# hard limit but the one it shows its client, min(soft + 12, hard) - 12 (it keeps 12
+# descriptors for itself), so -c is that number (19988 under `ulimit -n 20000`).
+valgrind_fd_limit() {
+    local soft hard
+    soft=$(ulimit -Sn)
+    hard=$(ulimit -Hn)
+    [ "$hard" = unlimited ] && hard=$((soft + 12))
+    [ "$soft" = unlimited ] && soft=$hard
+    echo $(($((soft + 12 < hard ? soft + 12 : hard)) - 12))
+}
+
+recorded_cmd() { CMD=(memcached -p "$PORT" -l 127.0.0.1 -U 0 -m 2048 -t 2 -c "$(valgrind_fd_limit)" -u root -A); }
 
 version() { memcached -V; }
 
