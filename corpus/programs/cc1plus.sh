@@ -6,7 +6,7 @@
 # TK_START from cc1plus's own process before main, so the whole compilation is recorded.
 NAME=cc1plus
 KIND=single
-SAMPLE_EVERY=8
+SAMPLE_EVERY=4
 INPUT="corpus/inputs/heavy.cpp preprocessed (~11 MB of Boost and libstdc++ headers), -O2 -std=c++20"
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 

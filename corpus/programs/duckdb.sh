@@ -5,7 +5,7 @@
 # queries 1, 3, 5, 6, 10, 12, 14, 18 four times on one thread.
 NAME=duckdb
 KIND=single
-SAMPLE_EVERY=16
+SAMPLE_EVERY=2
 SF=1
 ROUNDS=4
 INPUT="TPC-H-like tables at SF $SF generated with hash() (lineitem 6M rows), queries 1,3,5,6,10,12,14,18 x $ROUNDS, 1 thread"

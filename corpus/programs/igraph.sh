@@ -4,7 +4,7 @@
 # TK_START, then runs BFS from 4 roots, PageRank, connected components and k-core.
 NAME=igraph
 KIND=single
-SAMPLE_EVERY=16
+SAMPLE_EVERY=32
 N=1000000
 M=4
 ROUNDS=1

@@ -5,7 +5,7 @@
 # histogram. The recorded process builds its seeded arrays, writes TK_START, runs two rounds.
 NAME=numpy
 KIND=single
-SAMPLE_EVERY=32
+SAMPLE_EVERY=64
 ROUNDS=2
 INPUT="seeded arrays: 16M float64 vector, 4096^2 grid, 2048^2 matrices, 8M indices; $ROUNDS rounds"
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"

@@ -6,7 +6,7 @@
 # the server writes to its log on stdout with one write(2).
 NAME=redis
 KIND=server
-SAMPLE_EVERY=4
+SAMPLE_EVERY=8
 PORT=${TK_REDIS_PORT:-6399}
 KEYS=1000000
 VALUE=512

@@ -5,7 +5,7 @@
 # (corpus/drivers/ml_train.py).
 NAME=xgboost
 KIND=single
-SAMPLE_EVERY=16
+SAMPLE_EVERY=8
 ROWS=1000000
 ROUNDS=30
 INPUT="HIGGS-like 1M x 28 float32 (ml_data.py, seed 11); 30 rounds, 1 thread"

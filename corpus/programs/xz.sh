@@ -5,7 +5,7 @@
 # own process before main, so the whole compression is the measured phase.
 NAME=xz
 KIND=single
-SAMPLE_EVERY=16
+SAMPLE_EVERY=1
 INPUT="16 MiB of generated mixed text (gen_text.py, seed 42), xz -9 -T1"
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
