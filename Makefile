@@ -8,7 +8,7 @@ LIBCACHESIM := libcachesim==0.3.5
 # Building and testing the Python package (python/, crates/py).
 PYPACKAGE_DEPS := maturin==1.16.0 pytest==9.2.0 pandas==3.1.1 matplotlib==3.11.2 ray==2.60.0
 
-.PHONY: test build bench deps fmt libcachesim-check py-test record-check report-check results vm-test vm-bench
+.PHONY: test build bench corpus deps fmt libcachesim-check py-test record-check report-check results vm-test vm-bench
 
 # Everything the tests need that a fresh machine may lack. Rust, cargo, gcc and CPython
 # come with the machine; Python packages go into a venv under target/.
@@ -58,10 +58,10 @@ py-test: build $(PYENV)/.ready
 libcachesim-check: build $(PYENV)/.ready
 	$(PYENV)/bin/python tests/libcachesim/check_cache_mode.py target/release/tierkit target/libcachesim
 
-# `tierkit record --via valgrind` on Debian's sqlite3, then trace info and compare --trace
-# (valgrind and sqlite3 installed when missing).
+# `tierkit record --via valgrind` on Debian's sqlite3 through tierkit's own Valgrind tool,
+# then trace info and compare --trace (valgrind, sqlite3 and gcc installed when missing).
 record-check: build
-	command -v valgrind >/dev/null && command -v sqlite3 >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y valgrind sqlite3 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y valgrind sqlite3; }
+	command -v valgrind >/dev/null && command -v sqlite3 >/dev/null && command -v gcc >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y valgrind sqlite3 gcc || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y valgrind sqlite3 gcc; }
 	bash tests/record/sqlite_demo.sh target/release/tierkit target/record-check
 
 # `tierkit report` loaded in headless Chromium (Debian's, installed when missing): every
@@ -79,12 +79,21 @@ bench: build
 # (drop --quick in RESULTS_FLAGS for the full scale, run by hand).
 RESULTS_FLAGS ?= --suite paper --quick
 results: build $(PYENV)/.plots
+	target/release/tierkit compare --suite real --corpus corpus --json > target/real-results.json
 	target/release/tierkit compare $(RESULTS_FLAGS) --json > target/results.json
 	rm -rf target/shift-timeline
 	target/release/tierkit compare --workload hotset-shift --ratios 1:16 \
 		--policies oracle,freqtier,hybridtier,memtis,tpp,autonuma --timeline target/shift-timeline > /dev/null
 	$(PYENV)/bin/python tools/results.py target/results.json target/shift-timeline docs \
 		make results RESULTS_FLAGS="$(RESULTS_FLAGS)"
+	$(PYENV)/bin/python tools/real_results.py target/real-results.json corpus docs make results
+
+# The corpus of real programs (corpus/README.md): each program under tierkit's Valgrind tool
+# from its start marker, 5M records, gaps rounded for storage, with its sidecar. Takes hours
+# of CPU; CORPUS="redis sqlite" re-records some.
+CORPUS ?= --all
+corpus: build
+	bash corpus/record.sh $(CORPUS)
 
 $(PYENV)/.plots: $(PYENV)/.ready
 	$(PYENV)/bin/pip install --quiet --disable-pip-version-check matplotlib

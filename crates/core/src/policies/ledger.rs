@@ -35,9 +35,13 @@ pub struct LedgerParams {
     /// would always look harmful: the pages it demoted are missed at once, while the
     /// pages it promoted earn their hits over the next ticks.
     pub settle_ticks: u32,
-    /// Promotions per tick at first and at most, as a share of the fast tier's hot
-    /// capacity: all of it (no limit while moves pay).
+    /// Promotions per tick at most, as a share of the fast tier's hot capacity: all of
+    /// it (no limit while moves pay).
     pub ceiling_share: f64,
+    /// Promotions per tick at first, as a share of the ceiling: all of it. Below 1 it is
+    /// a slow start, as TCP's (Jacobson 1988): moves that do harm cost little before the
+    /// first judgement, and moves that pay open the allowance within a few judgements.
+    pub start_share: f64,
     /// The fewest promotions per tick, as a share of the ceiling: 1/256. Never zero: a
     /// policy that stops moving cannot measure what a move would earn.
     pub floor_share: f64,
@@ -45,7 +49,7 @@ pub struct LedgerParams {
 
 impl Default for LedgerParams {
     fn default() -> Self {
-        Self { memory_ticks: 20, settle_ticks: 5, ceiling_share: 1.0, floor_share: 1.0 / 256.0 }
+        Self { memory_ticks: 20, settle_ticks: 5, ceiling_share: 1.0, start_share: 1.0, floor_share: 1.0 / 256.0 }
     }
 }
 
@@ -94,7 +98,7 @@ impl Ledger {
             promoted: 0.0,
             demoted: 0.0,
             promoted_this_tick: 0,
-            allowance: ceiling,
+            allowance: ((ceiling as f64 * params.start_share) as u64).clamp(floor, ceiling),
             held: 0,
             ceiling,
             floor,
@@ -216,7 +220,7 @@ mod tests {
     use super::*;
 
     fn ledger() -> Ledger {
-        Ledger::new(LedgerParams { ceiling_share: 0.25, ..Default::default() }, 4096)
+        Ledger::new(LedgerParams { ceiling_share: 0.25, start_share: 1.0, ..Default::default() }, 4096)
     }
 
     #[test]

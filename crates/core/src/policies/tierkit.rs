@@ -297,6 +297,7 @@ impl TierkitPolicy {
             || l.settle_ticks > l.memory_ticks
             || !(l.ceiling_share > 0.0 && l.ceiling_share <= 1.0)
             || !(l.floor_share > 0.0 && l.floor_share <= 1.0)
+            || !(l.start_share > 0.0 && l.start_share <= 1.0)
         {
             return Err(ParamError::new("ledger", l.memory_ticks, "memory_ticks >= 1 and shares in (0, 1]"));
         }
@@ -949,7 +950,7 @@ mod tests {
 
     /// A ledger whose allowance never moves from its ceiling.
     const HELD_OPEN: LedgerParams =
-        LedgerParams { memory_ticks: 20, settle_ticks: 5, ceiling_share: 1.0, floor_share: 1.0 };
+        LedgerParams { memory_ticks: 20, settle_ticks: 5, ceiling_share: 1.0, start_share: 1.0, floor_share: 1.0 };
 
     /// 400 equally hot pages, 100 fast, sampled for 300 ticks: every swap is noise.
     /// Returns the demotion band at the end and the promotions.
