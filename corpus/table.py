@@ -1,8 +1,10 @@
 """Prints docs/CORPUS.md's table from the corpus's own outputs: each program's native run
 (WORK/native.txt, and the driver's `measured: ... (cpu X s)` line in WORK/native.log when
-saved), its marker check (WORK/marker-check.txt) and a calibration recording's sidecar.
+saved; without one, the whole process's CPU time, marked "whole run"), its marker check
+(WORK/marker-check.txt) and a short recording's sidecar (from the last SIDECAR_DIR that
+has one).
 
-Usage: table.py WORK_ROOT SIDECAR_DIR    (e.g. target/corpus-work target/corpus-rec)
+Usage: table.py WORK_ROOT SIDECAR_DIR...    (e.g. target/corpus-work target/corpus-rec)
 """
 import json
 import os
@@ -28,10 +30,10 @@ def script_vars(name):
 
 
 def main():
-    work_root, side_dir = sys.argv[1], sys.argv[2]
+    work_root, side_dirs = sys.argv[1], sys.argv[2:]
     names = sorted(f[:-3] for f in os.listdir(os.path.join(HERE, "programs")) if f.endswith(".sh"))
     print("| program | version | input | peak RSS | native load | native measured (wall / CPU) | marker | "
-          "S | calibration: instr/miss | 200k records: wall after marker, records/s, B/record |")
+          "S | short recording: instr/miss (at S) | wall after marker, records/s, B/record |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for n in names:
         s, inp, ver = script_vars(n)
@@ -46,15 +48,19 @@ def main():
         if marker == "yes" and "thread" in open(chk).read() and "main thread" not in open(chk).read():
             marker = "yes (worker thread)"
         rss = f"{int(nat['rss_kib']) / 1024:.0f} MiB" if "rss_kib" in nat else "?"
-        side = os.path.join(side_dir, f"{n}.json")
+        found = [d for d in side_dirs if os.path.exists(os.path.join(d, f"{n}.json"))]
         cal = rec = ""
-        if os.path.exists(side):
+        if found:
+            side_dir = found[-1]
+            side = os.path.join(side_dir, f"{n}.json")
             d = json.load(open(side))
             cal = f"{d['instructions'] / (d['records'] * d['sample_every']):.0f} (at S={d['sample_every']})"
             if "records_per_s" in d:
                 rec = f"{d['recorded_wall_s']} s, {d['records_per_s']}/s, {d['bytes_per_record']}"
             else:
                 rec = f"-, -, {os.path.getsize(os.path.join(side_dir, d['trace'])) / d['records']:.2f}"
+        if not cpu and "cpu_s" in nat:
+            cpu = f"{nat['cpu_s']} s whole run"
         meas = f"{nat.get('measured_s', '?')} s" + (f" / {cpu}" if cpu else "")
         print(f"| {n} | {ver} | {inp} | {rss} | {nat.get('load_s', '?')} s | {meas} | {marker} | {s} | {cal} | {rec} |")
 

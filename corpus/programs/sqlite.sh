@@ -7,7 +7,7 @@
 # preloads) makes sqlite3's stdout line-buffered so the line is one write(2) right then.
 NAME=sqlite
 KIND=single
-SAMPLE_EVERY=2
+SAMPLE_EVERY=4
 TABLES=4
 ROWS=500000
 TXNS=12000
