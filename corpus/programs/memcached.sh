@@ -46,9 +46,12 @@ server_stop() {
     python3 -c "import socket; s=socket.create_connection(('127.0.0.1', $PORT), 5); s.sendall(b'shutdown\r\n'); s.recv(64)" 2>/dev/null || true
 }
 
+# Under record.sh (TK_RECORD set) the measured phase runs RECORD_OPS_FACTOR times longer:
+# the recorder, not the client, ends it.
 client() {
-    python3 "$CORPUS_DIR/drivers/kv_client.py" memcached "$PORT" "$KEYS" "$VALUE" \
-        $((OPS * ${TK_RECORD:+$RECORD_OPS_FACTOR}${TK_RECORD:-1})) 90 32 7
+    local ops=$OPS
+    [ -z "${TK_RECORD:-}" ] || ops=$((OPS * RECORD_OPS_FACTOR))
+    python3 "$CORPUS_DIR/drivers/kv_client.py" memcached "$PORT" "$KEYS" "$VALUE" "$ops" 90 32 7
 }
 
 corpus_main "$@"

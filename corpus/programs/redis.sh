@@ -35,9 +35,12 @@ server_wait() {
 
 server_stop() { redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1 || true; }
 
+# Under record.sh (TK_RECORD set) the measured phase runs RECORD_OPS_FACTOR times longer:
+# the recorder, not the client, ends it.
 client() {
-    python3 "$CORPUS_DIR/drivers/kv_client.py" redis "$PORT" "$KEYS" "$VALUE" \
-        $((OPS * ${TK_RECORD:+$RECORD_OPS_FACTOR}${TK_RECORD:-1})) 90 32 7
+    local ops=$OPS
+    [ -z "${TK_RECORD:-}" ] || ops=$((OPS * RECORD_OPS_FACTOR))
+    python3 "$CORPUS_DIR/drivers/kv_client.py" redis "$PORT" "$KEYS" "$VALUE" "$ops" 90 32 7
 }
 
 corpus_main "$@"
