@@ -139,6 +139,8 @@ corpus_main() {
         setup) setup ;;
         client) client "$@" ;;
         run | check)
+            exec 9>"$WORK/.lock"
+            flock -n 9 || { say "waiting for another run of $NAME to finish"; flock 9; }
             setup
             WRAP=(/usr/bin/time -v -o "$WORK/time-v.txt")
             if [ "$action" = check ]; then

@@ -63,6 +63,11 @@ stamp_marker() {
 record_one() (
     local name=$1 script=$CORPUS_DIR/programs/$1.sh
     WORK=$WORK_ROOT/$name
+    mkdir -p "$WORK"
+    # One run of a program at a time (its input files and port are shared): the lock is
+    # the one NAME.sh run and check take.
+    exec 9>"$WORK/.lock"
+    flock -n 9 || { echo "[$name] waiting for another run of $name to finish" >&2; flock 9; }
     bash "$script" setup "$WORK"
     TK_CORPUS_LIB_ONLY=1
     # shellcheck source=/dev/null
