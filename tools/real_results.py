@@ -3,10 +3,9 @@
 
 Usage: real_results.py REAL_JSON CORPUS_DIR OUT_DIR COMMAND...
 
-REAL_JSON holds the rows of `tierkit compare --suite real --json`. Each trace's sidecar
-(CORPUS_DIR/NAME.json) names its half of the corpus ("half": "tuning" or "held-out"):
-tierkit's rules were chosen on the tuning half, so the held-out half is reported on its
-own. Appends to OUT_DIR/RESULTS.md and writes OUT_DIR/figures/real-*.png.
+REAL_JSON holds the rows of `tierkit compare --suite real --json`. CORPUS_DIR/split.json
+names the halves of the corpus ("tuning" and "held-out"): tierkit's rules were chosen on
+the tuning half, so the held-out half is reported on its own. Appends to OUT_DIR/RESULTS.md and writes OUT_DIR/figures/real-*.png.
 """
 import json
 import math
@@ -41,10 +40,10 @@ def main() -> int:
     cells = defaultdict(dict)  # (trace, ratio) -> policy -> row
     for r in rows:
         cells[(trace_name(r), tuple(r["ratio"]))][r["policy"]] = r
+    split = json.loads((corpus / "split.json").read_text())
     halves = defaultdict(list)
     for trace in sorted({t for t, _ in cells}):
-        sidecar = corpus / f"{trace}.json"
-        half = json.loads(sidecar.read_text()).get("half", "unsplit") if sidecar.exists() else "unsplit"
+        half = next((h for h in ("tuning", "held-out") if trace in split.get(h, [])), "unsplit")
         halves[half].append(trace)
 
     lines = [
