@@ -31,7 +31,7 @@ pub use damon::{DamonParams, DamonPolicy};
 pub use freqtier::{FreqTierMode, FreqTierParams, FreqTierPolicy};
 pub use hemem::{HememParams, HememPolicy};
 pub use hybridtier::{HybridTierParams, HybridTierPolicy};
-pub use ledger::{Ledger, LedgerParams};
+pub use ledger::{Cost, Ledger, LedgerParams};
 pub use lfu::{LfuParams, LfuPolicy};
 pub use lru::{LruParams, LruPolicy};
 pub use m5::{M5Mode, M5Params, M5Policy};

@@ -73,7 +73,7 @@
 //!   needs densities because its device tracker ranks pages it cannot count exactly.
 
 use super::streams::{StreamDetector, StreamParams};
-use super::{Ledger, LedgerParams, PolicySetup, ScanPass};
+use super::{Cost, Ledger, LedgerParams, PolicySetup, ScanPass};
 use crate::memory::{MoveStatus, Resident, ScanCursor};
 use crate::policy::{Ctx, Migration, Policy, Sampling, SourceRequest};
 use crate::sketches::PageTable;
@@ -146,6 +146,10 @@ pub struct TierkitParams {
     /// The benefit ledger that sets how many pages may be promoted per tick from what
     /// recent moves earned ([`Ledger`]); the sampling rate follows its allowance.
     pub ledger: LedgerParams,
+    /// Misses the application keeps in flight, over which a faster access's latency gain
+    /// is shared: 4 (Colloid §3.1: of ~10 line-fill buffers per core, random-access code
+    /// keeps a few busy). Values the ledger's hits in the application's time.
+    pub misses_in_flight: f64,
     /// The share of the application's own CPU time the mechanism may take where the
     /// platform reports it (`Telemetry::app_cpu_ns`): 1%. A mechanism that finds
     /// nothing worth moving must not cost more than the point of throughput a policy
@@ -171,6 +175,7 @@ impl Default for TierkitParams {
             exchange_margin: 1.0,
             streams: Some(StreamParams::default()),
             ledger: LedgerParams::default(),
+            misses_in_flight: 4.0,
             app_cpu_share: 0.01,
         }
     }
@@ -300,6 +305,9 @@ impl TierkitPolicy {
             || !(l.start_share > 0.0 && l.start_share <= 1.0)
         {
             return Err(ParamError::new("ledger", l.memory_ticks, "memory_ticks >= 1 and shares in (0, 1]"));
+        }
+        if !(p.misses_in_flight.is_finite() && p.misses_in_flight >= 1.0) {
+            return Err(ParamError::new("misses_in_flight", p.misses_in_flight, "at least 1"));
         }
         if !(p.app_cpu_share > 0.0 && p.app_cpu_share <= 1.0) {
             return Err(ParamError::new("app_cpu_share", p.app_cpu_share, "a share in (0, 1]"));
@@ -460,6 +468,25 @@ impl TierkitPolicy {
         ctx.sources.samples = Some(Sampling::new(self.rate_hz.min(noisy).min(earning)));
     }
 
+    /// Closes the ledger's tick. With latencies and CPU measured, in the application's
+    /// time: a sample of a moved page is worth its accesses × the latency gap over the
+    /// misses in flight ([`TierkitParams::misses_in_flight`]), against all the
+    /// mechanism's CPU. With a cost model only, in accesses: M5's cost per move. Without
+    /// one, a sample is one access and a move costs nothing but its effect.
+    fn book(&mut self, telemetry: &Telemetry) {
+        let aps = self.accesses_per_sample;
+        let latency = |t: TierId| telemetry.tier(t).map_or(0.0, |s| s.latency_ns);
+        let gap = latency(TierId(1)) - latency(TierId::FAST);
+        if aps > 0.0 && gap > 0.0 && latency(TierId::FAST) > 0.0 {
+            let saved_ns = gap / self.params.misses_in_flight;
+            self.ledger.tick(aps * saved_ns, Cost::Measured(telemetry.mechanism_cpu_ns as f64));
+        } else if aps > 0.0 {
+            self.ledger.tick(aps, Cost::PerMove(self.params.migration_cost_accesses));
+        } else {
+            self.ledger.tick(1.0, Cost::PerMove(0.0));
+        }
+    }
+
     /// Widens or narrows the demotion band once per window of `PINGPONG_TICKS / 5` ticks
     /// (see [`TierkitParams::pingpong_share`]).
     fn adapt_band(&mut self) {
@@ -614,13 +641,7 @@ impl Policy for TierkitPolicy {
             self.accesses_per_sample = accesses as f64 / self.tick_samples as f64;
         }
         self.tick_samples = 0;
-        // Without a cost model a sample is one access and a move costs nothing but its
-        // effect: the ledger then weighs hits won against hits lost.
-        let (aps, move_cost) = match self.accesses_per_sample {
-            a if a > 0.0 => (a, self.params.migration_cost_accesses),
-            _ => (1.0, 0.0),
-        };
-        self.ledger.tick(aps, move_cost);
+        self.book(telemetry);
         self.control_sampling(telemetry, ctx);
         self.size_headroom(ctx);
         self.watch_for_shift(telemetry);
@@ -762,7 +783,7 @@ mod tests {
 
     #[test]
     fn hot_slow_pages_are_promoted_at_once_while_there_is_room() {
-        let mut rig = Rig::new(TierkitParams::default(), 100, 50, 20);
+        let mut rig = Rig::new(open_ledger(), 100, 50, 20);
         rig.sample(1000..1010, 1);
         assert!(!rig.fast(1000..1001), "one sample shows no reuse");
         rig.sample(1000..1010, 1);
@@ -774,7 +795,7 @@ mod tests {
 
     #[test]
     fn with_the_fast_tier_full_the_tick_demotes_cold_pages_from_its_cursor_for_the_hottest_candidates() {
-        let mut rig = Rig::new(TierkitParams::default(), 100, 100, 20);
+        let mut rig = Rig::new(open_ledger(), 100, 100, 20);
         rig.sample(0..50, 3); // the first half of the fast tier is hot
         rig.sample(1000..1010, 4);
         rig.sample(1010..1020, 2);
@@ -794,7 +815,7 @@ mod tests {
         // Threshold 2, a count's noise there sqrt(4) = 2: with the default margin of one
         // noise width candidates need 4, with two 6.
         for (margin, marginal_count) in [(1.0, 3), (2.0, 5)] {
-            let mut rig = Rig::new(TierkitParams { exchange_margin: margin, ..Default::default() }, 100, 100, 30);
+            let mut rig = Rig::new(TierkitParams { exchange_margin: margin, ..open_ledger() }, 100, 100, 30);
             rig.sample(0..50, 3);
             rig.sample(1000..1010, 10); // far above the threshold
             rig.sample(1010..1020, 2); // at it: within a count's noise of the cold pages
@@ -813,7 +834,7 @@ mod tests {
 
     #[test]
     fn the_free_headroom_follows_the_allocation_rate() {
-        let mut rig = Rig::new(TierkitParams::default(), 1000, 995, 0);
+        let mut rig = Rig::new(open_ledger(), 1000, 995, 0);
         rig.tick(0);
         assert_eq!(rig.mem.free_pages(TierId::FAST), 5, "2 pages of headroom (0.2%) are free: no demotion");
         for p in 5000..5004 {
@@ -836,7 +857,7 @@ mod tests {
     fn the_threshold_fits_the_hot_set_to_the_fast_tier() {
         // 200 pages at count 8 and 50 at 9 against 97 pages of hot capacity.
         // Eight ascending passes would look like a sweep: this test is about counts.
-        let mut rig = Rig::new(TierkitParams { streams: None, ..Default::default() }, 100, 100, 250);
+        let mut rig = Rig::new(TierkitParams { streams: None, ..open_ledger() }, 100, 100, 250);
         rig.sample(1000..1250, 8);
         rig.sample(1200..1250, 1);
         rig.tick(COSTED);
@@ -847,7 +868,7 @@ mod tests {
 
     #[test]
     fn counts_halve_after_the_aging_sample_count() {
-        let params = TierkitParams { age_samples_per_fast_page: 1, ..Default::default() };
+        let params = TierkitParams { age_samples_per_fast_page: 1, ..open_ledger() };
         let mut rig = Rig::new(params, 100, 100, 100);
         rig.sample(1000..1001, 12);
         rig.sample(1010..1098, 1);
@@ -858,7 +879,7 @@ mod tests {
     #[test]
     fn a_page_whose_expected_accesses_do_not_amortize_a_migration_stays() {
         // 10 samples stood for 1000 accesses: a count of 3 promises 300 < 318.
-        let mut rig = Rig::new(TierkitParams::default(), 100, 50, 20);
+        let mut rig = Rig::new(open_ledger(), 100, 50, 20);
         rig.sample(0..10, 1);
         rig.tick(1000);
         rig.sample(1000..1001, 3);
@@ -869,7 +890,7 @@ mod tests {
 
     #[test]
     fn pages_ahead_of_a_sweep_are_prefetched_in_place_of_unsampled_pages_only() {
-        let mut rig = Rig::new(TierkitParams::default(), 100, 100, 600);
+        let mut rig = Rig::new(open_ledger(), 100, 100, 600);
         rig.sample(0..50, 4); // the hot half of the fast tier; 50..100 were never sampled
                               // A sweep over pages 1000.. at one page per millisecond, three samples a page.
         let events: Vec<Event> = (1000..1100u64)
@@ -896,7 +917,7 @@ mod tests {
 
     #[test]
     fn sampling_halves_over_the_cpu_budget_and_recovers_under_half_of_it() {
-        let mut rig = Rig::new(TierkitParams::default(), 100, 50, 20);
+        let mut rig = Rig::new(open_ledger(), 100, 50, 20);
         let mut tick = |cpu_share: f64| {
             let interval = 100 * MILLISECOND;
             let t =
@@ -916,7 +937,7 @@ mod tests {
 
     #[test]
     fn a_collapse_of_the_hit_ratio_halves_every_count_twice() {
-        let mut rig = Rig::new(TierkitParams::default(), 100, 50, 20);
+        let mut rig = Rig::new(open_ledger(), 100, 50, 20);
         rig.sample(1000..1001, 40);
         fn tick(rig: &mut Rig, hit: f64) -> u32 {
             let fast = TierStats { tier: TierId::FAST, accesses: (hit * 1000.0) as u64, ..Default::default() };
@@ -946,6 +967,12 @@ mod tests {
         let (_, held_open) = uniform_swaps(1.0, HELD_OPEN);
         let (_, measured) = uniform_swaps(1.0, LedgerParams::default());
         assert!(measured * 2 < held_open, "promotions {measured} with the ledger vs {held_open} held open");
+    }
+
+    /// The defaults with the ledger held open: the tests of the other mechanisms see them
+    /// unthrottled (the ledger has tests of its own).
+    fn open_ledger() -> TierkitParams {
+        TierkitParams { ledger: HELD_OPEN, ..Default::default() }
     }
 
     /// A ledger whose allowance never moves from its ceiling.
