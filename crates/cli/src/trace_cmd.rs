@@ -324,6 +324,7 @@ mod tests {
             output: out.display().to_string(),
             from: Some("csv".into()),
             to: "native".into(),
+            round_gaps: None,
         };
         run(TraceCommand::Convert(a)).unwrap();
         assert_eq!(pages_of(&out), [3, 9, 3, 3]);
