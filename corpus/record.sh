@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Records corpus programs with `tierkit record --via valgrind` (simulated 32 MiB 16-way LLC,
 # recording from the program's TK_START marker, 1 in the program's SAMPLE_EVERY misses kept)
-# into corpus/NAME.tktrace, with a JSON sidecar corpus/NAME.json (program, version, command,
-# input, LLC model, sample rate, the trace's records, pages and instructions from
+# into corpus/NAME.tktrace (its instruction gaps rounded to the mean gap for storage), with a
+# JSON sidecar corpus/NAME.json (program, version, command, input, LLC model, sample rate,
+# the unit of the rounded gaps, the trace's records, pages and instructions from
 # `tierkit trace info --json`, the wall time from the marker to the end, records/s and trace
 # bytes per record).
 #
@@ -110,6 +111,12 @@ record_one() (
     fi
     t1=$(date +%s.%N)
     [ -f "$stamp" ] || { say "FAIL: the program never printed $MARKER (see $log)"; return 1; }
+    # Stored with its clock rounded to the mean gap (docs/TRACES.md: every prefix within one
+    # unit of its exact count, the total exact, no result moved).
+    "$TIERKIT" trace convert --round-gaps auto "$trace" "$trace.rounded" 2>"$WORK/round.log" &&
+        mv "$trace.rounded" "$trace" || { say "FAIL: rounding the gaps failed (see $WORK/round.log)"; return 1; }
+    local gap_unit
+    gap_unit=$(sed -n 's/.*rounded to \([0-9]*\) instructions.*/\1/p' "$WORK/round.log")
     "$TIERKIT" trace info --json "$trace" >"$WORK/info.json"
     local cmdline
     cmdline=$(printf '%q ' "${CMD_ENV[@]}" "${CMD[@]}")
@@ -129,6 +136,7 @@ side = {
     "records": info["accesses"],
     "pages": info["pages"],
     "instructions": info.get("instructions"),
+    "gap_unit": ${gap_unit:-1},
     "footprint_bytes": info.get("footprint_bytes"),
     "record_wall_s": round($t1 - $t0, 1),
     "recorded_wall_s": round($t1 - $(cat "$stamp"), 1),
