@@ -330,7 +330,11 @@ mod tests {
         let mut tiers = mem.tiers().to_vec();
         tiers[0].capacity_pages = 100_000;
         let mut node = SharedNode { mem, tiers };
-        let policy = build("tierkit", &PolicySetup { fast_pages: 256, pages: 4096 }).unwrap().unwrap();
+        // Its full allowance from the start (no slow start), so that the burst fills the room.
+        let ledger = tierkit_core::policies::LedgerParams { start_share: 1.0, ..Default::default() };
+        let params = tierkit_core::policies::TierkitParams { ledger, ..Default::default() };
+        let setup = PolicySetup { fast_pages: 256, pages: 4096 };
+        let policy: Box<dyn Policy> = Box::new(tierkit_core::policies::TierkitPolicy::new(params, &setup).unwrap());
         let mut engine = Engine::new(policy, false);
         let resident = |node: &SharedNode| {
             let on_fast = (0..4096).filter(|&p| node.tier_of(p) == Some(TierId::FAST)).count() as u64;
