@@ -52,7 +52,11 @@
 //!   halves while the balance is negative, down to a trickle that keeps measuring, and
 //!   doubles back while it is positive. Sweep prefetches count as promotions. While
 //!   moves do not pay (a balance at or below zero: harm, or no move at all), sampling
-//!   only probes (`min_sample_rate_hz`): samples that buy no gain are pure cost. No workload-specific threshold decides this; the
+//!   only probes (`min_sample_rate_hz`): samples that buy no gain are pure cost. Probes
+//!   (the trickle of promotions, their demotion scans, sweep prefetches) then spend at
+//!   most `probe_cpu_share` of the application's CPU, measured: a scan of the whole
+//!   footprint to make room for a dozen probes would otherwise cost more than the half
+//!   point of throughput a policy may lose. No workload-specific threshold decides this; the
 //!   program's own response to the moves does.
 //! - **Sampling under a CPU budget**: 100 kHz (FreqTier §V-B-2's highest level) while
 //!   the mechanism's CPU stays under `cpu_budget` (and under `app_cpu_share` of the
@@ -155,6 +159,12 @@ pub struct TierkitParams {
     /// nothing worth moving must not cost more than the point of throughput a policy
     /// may lose against not migrating at all.
     pub app_cpu_share: f64,
+    /// The share of the application's own CPU the mechanism may spend on probes while
+    /// its moves do not pay (`Telemetry::app_cpu_ns` reported): 0.1%, a fifth of the half
+    /// point of throughput a policy may lose against not migrating at all. Probes are
+    /// the allowance's trickle of promotions, the demotion scans that make their room
+    /// and sweep prefetches.
+    pub probe_cpu_share: f64,
 }
 
 impl Default for TierkitParams {
@@ -177,6 +187,7 @@ impl Default for TierkitParams {
             ledger: LedgerParams::default(),
             misses_in_flight: 4.0,
             app_cpu_share: 0.01,
+            probe_cpu_share: 0.001,
         }
     }
 }
@@ -192,6 +203,10 @@ const PINGPONG_TICKS: u32 = 50;
 
 /// Ticks after a fruitless full demotion scan before the next one (1 s).
 const RESCAN_TICKS: u32 = 10;
+
+/// Ticks of probe credit the bucket holds at most (10 s): enough for a demotion scan of
+/// the whole footprint now and then.
+const PROBE_CREDIT_TICKS: f64 = 100.0;
 
 /// The widest demotion band, in counts.
 const MAX_BAND: u32 = 4;
@@ -248,6 +263,10 @@ pub struct TierkitPolicy {
     /// Pages ahead of sweeps waiting for room.
     prefetch: Vec<Page>,
     ledger: Ledger,
+    /// While moves do not pay: the mechanism CPU probes may still spend, ns, and whether
+    /// they may run this tick.
+    probe_credit: f64,
+    probing: bool,
 }
 
 impl TierkitPolicy {
@@ -312,6 +331,9 @@ impl TierkitPolicy {
         if !(p.app_cpu_share > 0.0 && p.app_cpu_share <= 1.0) {
             return Err(ParamError::new("app_cpu_share", p.app_cpu_share, "a share in (0, 1]"));
         }
+        if !(p.probe_cpu_share > 0.0 && p.probe_cpu_share <= p.app_cpu_share) {
+            return Err(ParamError::new("probe_cpu_share", p.probe_cpu_share, "a share in (0, app_cpu_share]"));
+        }
         let fast = setup.fast_pages;
         let hot_capacity = fast - (fast as f64 * p.demoting_wmark).ceil() as u64;
         Ok(Self {
@@ -345,6 +367,8 @@ impl TierkitPolicy {
             streams: p.streams.map(StreamDetector::new),
             prefetch: Vec::new(),
             ledger: Ledger::new(p.ledger, hot_capacity),
+            probe_credit: 0.0,
+            probing: true,
         })
     }
 
@@ -487,6 +511,33 @@ impl TierkitPolicy {
         }
     }
 
+    /// While moves do not pay, probes run only while the mechanism's measured CPU since
+    /// they stopped paying stays within [`TierkitParams::probe_cpu_share`] of the
+    /// application's: a bucket credited with that share each tick and debited with the
+    /// mechanism's CPU, holding at most `PROBE_CREDIT_TICKS` ticks' credit. A platform
+    /// that reports no application CPU sets no such bound.
+    fn budget_probes(&mut self, telemetry: &Telemetry) {
+        let share = self.params.probe_cpu_share * telemetry.app_cpu_ns as f64;
+        if self.ledger.pays() || share <= 0.0 {
+            self.probe_credit = 0.0;
+            self.probing = true;
+            return;
+        }
+        let credit = self.probe_credit + share - telemetry.mechanism_cpu_ns as f64;
+        self.probe_credit = credit.min(PROBE_CREDIT_TICKS * share);
+        self.probing = self.probe_credit > 0.0;
+    }
+
+    /// Promotions this tick may still queue: the ledger's allowance, none while probes
+    /// wait for credit.
+    fn may_promote(&self) -> u64 {
+        if self.probing {
+            self.ledger.may_promote()
+        } else {
+            0
+        }
+    }
+
     /// Widens or narrows the demotion band once per window of `PINGPONG_TICKS / 5` ticks
     /// (see [`TierkitParams::pingpong_share`]).
     fn adapt_band(&mut self) {
@@ -617,7 +668,7 @@ impl Policy for TierkitPolicy {
             if tier == TierId::FAST || c < self.threshold || !self.worth_moving(c) {
                 continue;
             }
-            if self.room(ctx) > reserve && self.ledger.may_promote() > 0 {
+            if self.room(ctx) > reserve && self.may_promote() > 0 {
                 ctx.promote(page);
                 self.ledger.queued_promotion();
                 self.inflight += 1;
@@ -642,6 +693,7 @@ impl Policy for TierkitPolicy {
         }
         self.tick_samples = 0;
         self.book(telemetry);
+        self.budget_probes(telemetry);
         self.control_sampling(telemetry, ctx);
         self.size_headroom(ctx);
         self.watch_for_shift(telemetry);
@@ -651,13 +703,13 @@ impl Policy for TierkitPolicy {
         let prefetch = std::mem::take(&mut self.prefetch);
         let cands = std::mem::take(&mut self.candidates);
         let reserve = self.headroom;
-        let displacing = self.displacing(&cands).min(self.ledger.may_promote() as usize);
-        if self.room(ctx) < reserve || displacing > 0 {
+        let displacing = self.displacing(&cands).min(self.may_promote() as usize);
+        if self.probing && (self.room(ctx) < reserve || displacing > 0) {
             let wanted = self.demote_to + displacing as i64;
             self.demote_cold(wanted, self.threshold.saturating_sub(self.band).max(1), ctx);
         }
         for &p in &cands {
-            if self.room(ctx) <= reserve || self.ledger.may_promote() == 0 {
+            if self.room(ctx) <= reserve || self.may_promote() == 0 {
                 break;
             }
             ctx.promote(p);
@@ -666,7 +718,7 @@ impl Policy for TierkitPolicy {
         }
         // Pages ahead of sweeps only displace pages not sampled since the last aging
         // (among them the pages the sweeps have passed): a sweep never evicts the hot set.
-        let most = ((self.hot_capacity as f64 * PREFETCH_SHARE) as usize).min(self.ledger.may_promote() as usize);
+        let most = ((self.hot_capacity as f64 * PREFETCH_SHARE) as usize).min(self.may_promote() as usize);
         let ahead: Vec<Page> = prefetch
             .into_iter()
             .filter(|&p| ctx.mem.tier_of(p).is_some_and(|t| t != TierId::FAST))
