@@ -49,7 +49,8 @@ class UnknownNameError(TierkitError):
     """A workload, policy, machine preset or suite that does not exist."""
 
 class BadOptionError(TierkitError):
-    """An argument, workload option or machine parameter that is malformed or out of range."""
+    """An argument, workload option or machine parameter that is malformed or out of range, or a size
+    (a trace header's too) that needs more memory than the machine has available."""
 
 class InputFileError(TierkitError):
     """A machine or trace file that cannot be read or parsed."""

@@ -40,7 +40,7 @@ pub fn run_bench(a: BenchArgs) -> Result<()> {
     let mut n = 0u64;
     loop {
         buf.clear();
-        let got = wl.fill(&mut buf, 4096);
+        let got = wl.try_fill(&mut buf, 4096)?;
         if got == 0 {
             break;
         }

@@ -1,11 +1,12 @@
 //! `tierkit trace`: write a workload's stream as a trace, describe a trace, convert
 //! between formats.
 
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
 use clap::{Args, Subcommand};
 use std::path::Path;
 
 use tierkit_sim::trace::info::{stats_with_top, TraceStats};
+use tierkit_sim::trace::oracle_general::{Convention, RecordReader};
 use tierkit_sim::trace::round_gaps::round_trace;
 use tierkit_sim::trace::{self, write_oracle_general, Format, NativeWriter, PageAccess, PAGE_SHIFT};
 use tierkit_sim::workload::{self, Access, WorkloadSpec};
@@ -115,8 +116,9 @@ fn writable(name: &str) -> Result<Format> {
     }
 }
 
-/// `info`'s text report.
-fn text(file: &str, format: Format, s: &TraceStats) -> String {
+/// `info`'s text report; `next_access` is the convention of an oracleGeneral trace's
+/// `next_access_vtime`.
+fn text(file: &str, format: Format, s: &TraceStats, next_access: Option<Convention>) -> String {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "n/a".into());
     format!(
         "{file} ({})\n\
@@ -128,7 +130,7 @@ fn text(file: &str, format: Format, s: &TraceStats) -> String {
          median reuse distance {}\n\
          top 1% of pages       {:.4} of accesses\n\
          top 10% of pages      {:.4} of accesses\n\
-         fitted Zipf alpha     {}{}",
+         fitted Zipf alpha     {}{}{}",
         format.name(),
         s.accesses,
         s.writes,
@@ -139,6 +141,7 @@ fn text(file: &str, format: Format, s: &TraceStats) -> String {
         s.top1_share,
         s.top10_share,
         opt(s.zipf_alpha.map(|a| format!("{a:.3}"))),
+        next_access.map_or_else(String::new, |c| format!("\nnext_access_vtime     {c}")),
         clock_text(s),
     ) + &hottest_text(s)
 }
@@ -170,11 +173,12 @@ fn hottest_text(s: &TraceStats) -> String {
     out
 }
 
-/// `info`'s JSON report.
-fn json(file: &str, format: Format, s: &TraceStats) -> serde_json::Value {
+/// `info`'s JSON report (`next_access` as in [`text`]).
+fn json(file: &str, format: Format, s: &TraceStats, next_access: Option<Convention>) -> serde_json::Value {
     serde_json::json!({
         "file": file,
         "format": format.name(),
+        "next_access_vtime": next_access.map(|c| c.to_string()),
         "accesses": s.accesses,
         "writes": s.writes,
         "pages": s.pages,
@@ -207,7 +211,7 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
                 let mut w = NativeWriter::create(&a.output, true)?;
                 loop {
                     buf.clear();
-                    if wl.fill(&mut buf, 1 << 16) == 0 {
+                    if wl.try_fill(&mut buf, 1 << 16)? == 0 {
                         break;
                     }
                     for x in &buf {
@@ -216,10 +220,14 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
                 }
                 w.finish()?.accesses
             } else {
-                let mut ids = Vec::with_capacity(wl.len() as usize);
+                // The requests and then their next-access times: 16 bytes per request.
+                let input = || format!("workload {}: accesses = {}", spec.name, wl.len());
+                tierkit_sim::budget::check(u128::from(wl.len()) * 16, input, "writing it as oracle-general")?;
+                let mut ids = Vec::new();
+                ids.try_reserve_exact(wl.len() as usize).map_err(|e| anyhow!("{}: {e}", input()))?;
                 loop {
                     buf.clear();
-                    if wl.fill(&mut buf, 1 << 16) == 0 {
+                    if wl.try_fill(&mut buf, 1 << 16)? == 0 {
                         break;
                     }
                     ids.extend(buf.iter().map(|x| x.page));
@@ -236,11 +244,16 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
                 Some(f) => f,
                 None => trace::detect(&a.file)?,
             };
-            let s = stats_with_top(trace::open(&a.file, Some(format))?.as_mut(), &a.file, a.top)?;
-            if a.json {
-                println!("{}", serde_json::to_string_pretty(&json(&a.file, format, &s))?);
+            let (s, next_access) = if format == Format::OracleGeneral {
+                let mut reader = RecordReader::open(Path::new(&a.file))?;
+                (stats_with_top(&mut reader, &a.file, a.top)?, Some(reader.convention()))
             } else {
-                println!("{}", text(&a.file, format, &s));
+                (stats_with_top(trace::open(&a.file, Some(format))?.as_mut(), &a.file, a.top)?, None)
+            };
+            if a.json {
+                println!("{}", serde_json::to_string_pretty(&json(&a.file, format, &s, next_access))?);
+            } else {
+                println!("{}", text(&a.file, format, &s, next_access));
             }
             Ok(())
         }
@@ -329,14 +342,14 @@ mod tests {
         run(TraceCommand::Convert(a)).unwrap();
         assert_eq!(pages_of(&out), [3, 9, 3, 3]);
         let s = stats_with_top(trace::open(&out, None).unwrap().as_mut(), "t", 1).unwrap();
-        let j = json("t.tkt", Format::Native, &s);
+        let j = json("t.tkt", Format::Native, &s, None);
         assert_eq!(j["hottest"], serde_json::json!([{"page": 3, "address": "0x3000", "accesses": 3}]));
         assert_eq!(j["accesses"], 4);
         assert_eq!(j["writes"], 1);
         assert_eq!(j["pages"], 2);
         assert_eq!(j["reuse_fraction"], 0.5);
         assert_eq!(j["zipf_alpha"], serde_json::Value::Null);
-        let t = text("t.tkt", Format::Native, &s);
+        let t = text("t.tkt", Format::Native, &s, None);
         assert!(t.contains("t.tkt (native)") && t.contains("distinct pages        2"), "{t}");
         assert!(t.ends_with("hottest 1 pages (address, accesses, share):\n  0x3000 3 0.7500"), "{t}");
         let e = run(TraceCommand::Info(InfoArgs {

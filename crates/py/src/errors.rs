@@ -17,7 +17,8 @@ create_exception!(
     _tierkit,
     BadOptionError,
     TierkitError,
-    "An argument, workload option or machine parameter that is malformed or out of range."
+    "An argument, workload option or machine parameter that is malformed or out of range, or a size (a \
+     trace header's too) that needs more memory than the machine has available."
 );
 create_exception!(
     _tierkit,
@@ -38,7 +39,7 @@ pub fn to_py(e: SimError) -> PyErr {
     let message = e.to_string();
     match e {
         SimError::UnknownName { .. } => UnknownNameError::new_err(message),
-        SimError::BadOption { .. } | SimError::Param(_) => BadOptionError::new_err(message),
+        SimError::BadOption { .. } | SimError::Param(_) | SimError::TooLarge { .. } => BadOptionError::new_err(message),
         SimError::File { .. } | SimError::Io { .. } => InputFileError::new_err(message),
     }
 }

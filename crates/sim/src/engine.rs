@@ -17,7 +17,6 @@ use tierkit_core::{
 };
 
 use crate::acr::AccessCountRatio;
-use crate::catalog;
 use crate::machine::{capacities, Machine};
 use crate::model::timing::{solve, Demand};
 use crate::model::{AppModel, MachineConfig};
@@ -26,6 +25,7 @@ use crate::result::{IntervalRecord, RunResult};
 use crate::sources::Sources;
 use crate::workload::{self, WorkloadSpec};
 use crate::SimError;
+use crate::{budget, catalog};
 
 /// Accesses per chunk.
 const CHUNK: usize = 4096;
@@ -33,6 +33,13 @@ const CHUNK: usize = 4096;
 pub const DEFAULT_SCALE: u64 = 1000;
 /// Points on a run's timeline.
 pub const TIMELINE_POINTS: u64 = 100;
+/// Bytes a run keeps per page of its footprint, about: the simulator's per-page arrays
+/// (placement 1, hint-fault stamps 8, accessed bits 6, access-count ratio 4, an oracle's
+/// counts 5 and its epochs' lists) and a policy's tables (a page index of 21–43 bytes
+/// with a list node or record each, about 100 in all for LRU, LFU or HeMem). A run
+/// whose workload's pages need more than the memory available is refused before it
+/// allocates them.
+pub const RUN_BYTES_PER_PAGE: u64 = 128;
 
 /// What one run simulates.
 #[derive(Clone, Debug)]
@@ -192,6 +199,8 @@ pub fn run_until(
         ),
     };
     let pages = wl.pages();
+    let input = || format!("workload {}: pages = {pages}", spec.workload.name);
+    budget::check(u128::from(pages) * u128::from(RUN_BYTES_PER_PAGE), input, "the run")?;
     let total = wl.len();
     let tiers = cfg.tiers.len();
     if spec.scale == 0 {
@@ -282,7 +291,7 @@ pub fn run_until(
             o.at(done, &mut machine);
         }
         buf.clear();
-        let n = wl.fill(&mut buf, CHUNK.min((next_record - done) as usize));
+        let n = wl.try_fill(&mut buf, CHUNK.min((next_record - done) as usize))?;
         if n == 0 {
             break;
         }

@@ -40,6 +40,19 @@ pub enum SimError {
         /// What is wrong.
         message: String,
     },
+    /// A size from user input or a file (pages, an option, a trace header's count) that
+    /// needs more memory than the machine has available; refused before allocating.
+    #[error("{input}: {what} needs ~{}, the machine has {} available", bytes(*need), bytes(u128::from(*available)))]
+    TooLarge {
+        /// The value and who reads it, e.g. "workload zipf: pages = 100000000000".
+        input: String,
+        /// What would need the memory, e.g. "the run".
+        what: String,
+        /// Bytes needed (an estimate).
+        need: u128,
+        /// Bytes available (`MemAvailable`).
+        available: u64,
+    },
     /// An I/O error on a named file.
     #[error("{file}: {source}")]
     Io {
@@ -64,5 +77,21 @@ impl SimError {
     /// A [`SimError::UnknownName`] listing `valid`.
     pub fn unknown<'a>(kind: &'static str, name: &str, valid: impl IntoIterator<Item = &'a str>) -> Self {
         Self::UnknownName { kind, name: name.to_string(), valid: valid.into_iter().collect::<Vec<_>>().join(", ") }
+    }
+}
+
+/// `n` bytes in the largest binary unit below it, e.g. "1.5 GiB".
+fn bytes(n: u128) -> String {
+    let (mut value, mut unit) = (n as f64, "bytes");
+    for next in ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"] {
+        if value < 1024.0 {
+            break;
+        }
+        (value, unit) = (value / 1024.0, next);
+    }
+    if unit == "bytes" {
+        format!("{n} bytes")
+    } else {
+        format!("{value:.1} {unit}")
     }
 }

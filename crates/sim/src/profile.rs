@@ -10,6 +10,7 @@
 
 use serde::Serialize;
 
+use crate::budget;
 use crate::compare::{compare, Grid};
 use crate::workload::{self, Access, WorkloadSpec};
 use crate::SimError;
@@ -44,15 +45,18 @@ pub struct Profile {
     pub mrc: Vec<MrcPoint>,
 }
 
-/// Reads up to `limit` accesses of `spec`'s stream and profiles them.
+/// Reads up to `limit` accesses of `spec`'s stream and profiles them; refused when its
+/// counts (16 bytes per page and 8 per access) need more memory than is available.
 pub fn profile(spec: &WorkloadSpec, limit: u64) -> Result<Profile, SimError> {
     let mut wl = workload::build(spec)?;
-    let total = wl.len().min(limit);
-    let mut p = Profiler::new(wl.pages(), total);
+    let (pages, total) = (wl.pages(), wl.len().min(limit));
+    let input = || format!("workload {}: pages = {pages}, accesses = {total}", spec.name);
+    budget::check((u128::from(pages) * 2 + u128::from(total) + 2) * 8, input, "profiling it")?;
+    let mut p = Profiler::new(pages, total);
     let mut buf: Vec<Access> = Vec::with_capacity(4096);
     while p.now < total {
         buf.clear();
-        if wl.fill(&mut buf, 4096.min((total - p.now) as usize)) == 0 {
+        if wl.try_fill(&mut buf, 4096.min((total - p.now) as usize))? == 0 {
             break;
         }
         for a in &buf {

@@ -92,7 +92,7 @@ impl Oracle {
                 return Ok(None);
             }
             buf.clear();
-            let n = wl.fill(&mut buf, (epoch_len - in_epoch).min(1 << 14) as usize);
+            let n = wl.try_fill(&mut buf, (epoch_len - in_epoch).min(1 << 14) as usize)?;
             for a in &buf {
                 counts[a.page as usize] += 1;
             }

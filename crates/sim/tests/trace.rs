@@ -261,13 +261,19 @@ fn bad_files_name_the_file_and_the_offset() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-/// Files written with 0-based next_access_vtime (another convention) are refused, with
-/// a pointer to `next_access=ignore`, which replays them the same.
+/// Files counting `next_access_vtime` from 0 (another convention) are read. Short files
+/// whose first repeat is immediate (the 0-based pointer is the record itself, counted the
+/// 1-based way) or comes after other requests (the record before the next request, counted
+/// the 1-based way) replay like their 1-based twins, every repeat following its pointer,
+/// under every `limit` (some too short to detect the convention) and with
+/// `next_access=ignore`.
 #[test]
-fn another_next_access_convention_is_refused_unless_ignored() {
+fn a_zero_based_next_access_convention_is_read() {
+    use tierkit_sim::trace::oracle_general::Convention;
+
     let dir = scratch("zero-based");
-    let path = dir.join("zero-based.bin");
-    let zero_based = |ids: &[u64]| -> Vec<Record> {
+    let (one_path, zero_path) = (dir.join("one-based.bin"), dir.join("zero-based.bin"));
+    let counted_from = |ids: &[u64], first: i64| -> Vec<Record> {
         next_access_vtimes(ids)
             .iter()
             .zip(ids)
@@ -276,27 +282,35 @@ fn another_next_access_convention_is_refused_unless_ignored() {
                 clock_time: i as u32,
                 obj_id,
                 obj_size: 4096,
-                next_access_vtime: if next == NO_NEXT_ACCESS { next } else { next - 1 },
+                next_access_vtime: if next == NO_NEXT_ACCESS { next } else { next - 1 + first },
             })
             .collect()
     };
-    // An immediate repeat points at itself.
-    let ids = [1, 1, 2, 3, 2, 1, 3, 3];
-    write_records(&path, &zero_based(&ids));
-    let e = err(&path);
-    assert!(e.contains("zero-based.bin") && e.contains("offset 0") && e.contains("next_access=ignore"), "{e}");
-    let mut wl = trace::build(&spec(&path).with("next_access", "ignore")).unwrap();
-    assert_eq!(drain(wl.as_mut(), 3), dense(&ids));
-    let wl = OracleGeneralTrace::open(&path, u64::MAX, NextAccess::Ignore).unwrap();
-    assert_eq!(wl.info().followed, 0);
-
-    // Otherwise the first pointer lands on the record before the next request.
-    let ids = [1, 2, 1, 3, 2, 1];
-    write_records(&path, &zero_based(&ids));
-    let e = err(&path);
-    assert!(e.contains("offset 24") && e.contains("requests object 2") && e.contains("next_access=ignore"), "{e}");
-    let mut wl = trace::build(&spec(&path).with("next_access", "ignore")).unwrap();
-    assert_eq!(drain(wl.as_mut(), 3), dense(&ids));
+    for ids in [&[1, 1, 2, 3, 2, 1, 3, 3][..], &[1, 2, 1, 3, 2, 1]] {
+        let one = counted_from(ids, 1);
+        write_records(&one_path, &one);
+        write_records(&zero_path, &counted_from(ids, 0));
+        let repeats = (ids.len() - ids.iter().collect::<std::collections::HashSet<_>>().len()) as u64;
+        let infos = [(&one_path, Convention::OneBased), (&zero_path, Convention::ZeroBased)].map(|(path, want)| {
+            let info = *OracleGeneralTrace::open(path, u64::MAX, NextAccess::Check).unwrap().info();
+            assert_eq!(info.convention, Some(want), "{ids:?}");
+            assert_eq!(info.followed, repeats, "{ids:?} {want}: every repeat follows its pointer");
+            info
+        });
+        assert_eq!(
+            (infos[1].requests, infos[1].objects, infos[1].followed),
+            (infos[0].requests, infos[0].objects, infos[0].followed),
+            "{ids:?}"
+        );
+        for limit in 1..=ids.len() {
+            let limited = |path: &Path| spec(path).with("limit", limit);
+            let zero = drain(trace::build(&limited(&zero_path)).unwrap().as_mut(), 3);
+            assert_eq!(zero, dense(&ids[..limit]), "{ids:?} limit {limit}");
+            assert_eq!(zero, drain(trace::build(&limited(&one_path)).unwrap().as_mut(), 3), "{ids:?} limit {limit}");
+        }
+        let mut wl = trace::build(&spec(&zero_path).with("next_access", "ignore")).unwrap();
+        assert_eq!(drain(wl.as_mut(), 3), dense(ids));
+    }
     std::fs::remove_dir_all(dir).unwrap();
 }
 

@@ -44,6 +44,11 @@
 //! starts), a bad record (the offset of its frame and its offset in the frame's
 //! decompressed bytes), or a payload holding other counts than the header says.
 //!
+//! Whoever reads a whole trace keeps a map of its distinct pages (the replay numbers
+//! them; `trace info` and conversion count them), so opening refuses a header whose page
+//! count needs a map larger than the memory available (at offset 24), before reading the
+//! payload.
+//!
 //! The header counts are verified against the payload. Accesses: always (a cut payload
 //! ends early, extra records are refused where they start). Instructions: always (gaps
 //! summing past the total are refused at the record that passes it, a smaller sum at the
@@ -64,6 +69,7 @@ use tierkit_core::sketches::PageTable;
 use zstd::zstd_safe::CParameter;
 
 use super::{PageAccess, PageReader, TraceClock};
+use crate::budget;
 use crate::error::SimError;
 
 /// First 8 bytes of a native trace.
@@ -426,6 +432,10 @@ impl NativeReader {
             at: format!("offset {at}"),
             message,
         })?;
+        // Counts past 2^58 are sized as 2^58 (an 8 EiB map), which no machine holds either.
+        let map = PageTable::heap_bytes_for(header.pages.min(1 << 58) as usize);
+        let input = || format!("{file}: offset 24: header of {} distinct pages", header.pages);
+        budget::check(map as u128, input, "the map of them that reading keeps")?;
         Ok(Self {
             file,
             header,

@@ -12,11 +12,11 @@
 //! | 12 | `u32` | `obj_size` | object size in bytes |
 //! | 16 | `i64` | `next_access_vtime` | when the same object is requested next |
 //!
-//! `next_access_vtime` is the **1-based** index of the next request to the same object
-//! ("reference count starts with 1"), or `-1` when there is none; libCacheSim's reader
-//! also accepts `i64::MAX` for none (both become its `MAX_REUSE_DISTANCE`). So in the
-//! requests `A B A`, the first `A` (record 0) stores 3. Verified in libCacheSim
-//! (github.com/1a1a11a/libCacheSim, commit aa0fc40):
+//! As libCacheSim's `traceConv` writes it, `next_access_vtime` is the **1-based** index of
+//! the next request to the same object ("reference count starts with 1"), or `-1` when
+//! there is none; libCacheSim's reader also accepts `i64::MAX` for none (both become its
+//! `MAX_REUSE_DISTANCE`). So in the requests `A B A`, the first `A` (record 0) stores 3.
+//! Verified in libCacheSim (github.com/1a1a11a/libCacheSim, commit aa0fc40):
 //!
 //! - `libCacheSim/traceReader/customizedReader/oracle/oracleGeneralBin.h`: the field
 //!   offsets (0, 4, 12, 16), `item_size = 24`, `-1 || INT64_MAX` meaning no next access,
@@ -26,6 +26,24 @@
 //!   after the next access, i.e. the next request's 1-based index, or -1;
 //! - `data/cloudPhysicsIO.oracleGeneral.bin`: all 113,872 records satisfy exactly this
 //!   (64,898 point at the next request's index + 1, 48,974 are -1).
+//!
+//! Some files count from 0 instead (the first `A` above stores 2). libCacheSim's reader
+//! takes the value as it is, and adding 1 to every pointer changes no comparison between
+//! next-access times (Belady's included), so libCacheSim simulates those files the same;
+//! tierkit reads both conventions.
+//!
+//! # Convention of `next_access_vtime`
+//!
+//! The convention ([`Convention`]) is detected from the file: the first time the object
+//! of a record with a next access is requested again, by record `k` (counting the first
+//! record as 0), that record's `next_access_vtime` must be `k + 1` (1-based) or `k`
+//! (0-based), which decides; any other value fits neither convention and the file is
+//! refused, the error naming that record and both expectations. A file whose records
+//! are all -1 (or `i64::MAX`) has none (`absent`); one whose pointed-at objects are never
+//! requested again in what is read (all pointing past the end, say) stays
+//! `undetermined`. The workload detects from the first 65,536 records (and at most up to
+//! the `limit`-th request); `trace info` and `trace convert` from the whole file, and
+//! `trace info` prints the result.
 //!
 //! # Mapping to pages
 //!
@@ -40,9 +58,10 @@
 //! - `path` (required): the trace file. Compressed (`.zst`) and `lcs` traces are
 //!   recognised and rejected with a hint; decompress or convert them first.
 //! - `limit` (optional, ≥ 1): replay at most this many requests (the first ones).
-//! - `next_access` (optional): `check` (default) validates and follows
-//!   `next_access_vtime` (see Validation); `ignore` does neither, for files written with
-//!   another convention (tierkit replays them the same; only slower on large footprints).
+//! - `next_access` (optional): `check` (default) detects the convention of
+//!   `next_access_vtime`, validates the records under it and follows the pointers (see
+//!   Validation); `ignore` does none of this, for files whose pointers fit neither
+//!   convention (tierkit replays them the same; only slower on large footprints).
 //!
 //! `pages()` is the number of distinct objects among the replayed requests and `len()`
 //! the number of replayed requests (non-zero-size records, capped by `limit`).
@@ -62,20 +81,27 @@
 //! request whose previous request to the object is at most that many records back needs
 //! no id-map lookup, which on large footprints is a cache miss. The ring costs up to 33
 //! MiB while building and 16 MiB while streaming (16 bytes per object, at least 16 KiB;
-//! less for shorter files). Files whose
-//! `next_access_vtime` are all -1 are read correctly, only without this shortcut.
+//! less for shorter files). Pointers are followed under the detected convention; files
+//! whose convention is absent or undetermined are read correctly, only without this
+//! shortcut. Detection keeps about 40 bytes per object whose last record names a next
+//! access, until it decides (at the first request again of such an object).
 //!
 //! # Validation
 //!
 //! Every error names the file, and errors about contents name the byte offset: a missing
 //! or unreadable file, an empty file, a length that is not a multiple of 24 (`truncated:
-//! N trailing bytes at offset X`), a record whose `next_access_vtime` is neither none nor
-//! a later request, and a record that an earlier record's `next_access_vtime` points at
-//! (within [`LOOKAHEAD`] records) but that requests another object. The last check
-//! guarantees the pointers followed are right, and rejects files that use another
-//! convention (0-based indexes, for instance: those errors suggest `next_access=ignore`). A `next_access_vtime` past the end of the
-//! file is accepted (traces cut with `head -c` keep them). Only the replayed part of the
-//! file (up to `limit`) is checked, apart from its length.
+//! N trailing bytes at offset X`), a pointer that fits neither convention where detection
+//! meets it (see above), a record whose `next_access_vtime` is neither none nor a later
+//! request under the detected convention (under either while none is detected), and a
+//! record that an earlier record's `next_access_vtime` points at under the detected
+//! convention (within [`LOOKAHEAD`] records) but that requests another object. As the
+//! record that decided the convention rules the other one out, every refused file fits
+//! neither convention. The last check guarantees the pointers followed are right. These
+//! errors suggest `next_access=ignore`, which replays any such file. A
+//! `next_access_vtime` past the end of the file is accepted (traces cut with `head -c`
+//! keep them). Only the replayed part of the file (up to `limit`) is checked, apart from
+//! its length. A file cut or rewritten in place while it is replayed ends the stream with
+//! an error naming the file and the byte offset ([`Workload::take_error`]).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -115,7 +141,8 @@ pub struct Record {
     pub obj_id: u64,
     /// Object size in bytes; 0-size requests are skipped.
     pub obj_size: u32,
-    /// 1-based index of the next request to `obj_id`, or [`NO_NEXT_ACCESS`] / `i64::MAX`.
+    /// Index of the next request to `obj_id` (1-based, or 0-based in some files: see
+    /// [`Convention`]), or [`NO_NEXT_ACCESS`] / `i64::MAX`.
     pub next_access_vtime: i64,
 }
 
@@ -151,25 +178,148 @@ impl Record {
     /// Whether the record names a next access (`next_access_vtime` is neither -1 nor
     /// `i64::MAX`).
     pub fn has_next_access(&self) -> bool {
-        self.next_access_vtime != NO_NEXT_ACCESS && self.next_access_vtime != i64::MAX
+        names_next(self.next_access_vtime)
     }
 }
 
-/// Why `next_access_vtime` of record `index` (0-based) cannot be right, if it cannot.
-fn check_next_access(next: i64, index: u64) -> Option<String> {
-    if next == NO_NEXT_ACCESS || next == i64::MAX {
+/// Whether a `next_access_vtime` names a next access (is neither -1 nor `i64::MAX`).
+fn names_next(next: i64) -> bool {
+    next != NO_NEXT_ACCESS && next != i64::MAX
+}
+
+/// How a file counts `next_access_vtime`, as detected from its records (see the module
+/// documentation). Its `Display` is what `tierkit trace info` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Convention {
+    /// The 1-based index of the next request to the object, as libCacheSim's `traceConv`
+    /// writes (and [`write_oracle_general`]).
+    OneBased,
+    /// The 0-based index of the next request to the object (the first record is 0).
+    ZeroBased,
+    /// No record names a next access: all are -1 (or `i64::MAX`).
+    Absent,
+    /// Records name next accesses, but none of their objects is requested again in what
+    /// was read, so nothing tells the conventions apart.
+    Undetermined,
+}
+
+impl Convention {
+    /// What a `next_access_vtime` exceeds the index (0-based) of the record it points at
+    /// by: 1 for [`Convention::OneBased`], else 0 (which, when undecided, is the check
+    /// both conventions pass: a pointer must exceed its own record's index).
+    fn base(self) -> u64 {
+        u64::from(self == Self::OneBased)
+    }
+}
+
+impl std::fmt::Display for Convention {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::OneBased => "1-based (libCacheSim traceConv)",
+            Self::ZeroBased => "0-based",
+            Self::Absent => "absent (all -1)",
+            Self::Undetermined => "undetermined (no object with a next_access_vtime is requested again)",
+        })
+    }
+}
+
+/// Why `next_access_vtime` `next` of record `index` (0-based) cannot be right under
+/// `convention` (under either when it is not 1- or 0-based), if it cannot.
+fn check_next_access(next: i64, index: u64, convention: Convention) -> Option<String> {
+    // The record pointed at comes after this one.
+    let earliest = index.saturating_add(1 + convention.base());
+    if !names_next(next) || (next > 0 && next as u64 >= earliest) {
         return None;
     }
-    // Record `index` is request `index + 1` counting from 1; the next one is later.
-    let earliest = index.saturating_add(2);
-    if next > 0 && next as u64 >= earliest {
-        return None;
-    }
+    let counted = match convention {
+        Convention::OneBased | Convention::ZeroBased => format!("the {convention} index"),
+        Convention::Absent | Convention::Undetermined => "the 1-based or 0-based index".into(),
+    };
     Some(format!(
         "record {index}: next_access_vtime {next} does not point to a later request (expected -1 or {} for \
-         none, or the 1-based index of the next request to the object, at least {earliest})",
+         none, or {counted} of the next request to the object, at least {earliest})",
         i64::MAX
     ))
+}
+
+/// Detects the [`Convention`] of `next_access_vtime` from records read in order: the
+/// first time the object of a record with a next access is requested again, by record
+/// `k`, that pointer must be `k + 1` (1-based) or `k` (0-based), which decides; anything
+/// else fits neither. Pointers that do not point past their own record are left to
+/// [`check_next_access`].
+///
+/// Memory: until decided, an entry (about 40 bytes) per object whose last record names a
+/// next access; nothing after.
+#[derive(Default)]
+struct Detector {
+    /// Object -> (index, `next_access_vtime`) of its last record, if that names a next
+    /// access.
+    pending: HashMap<u64, (u64, i64)>,
+    /// Whether a record names a next access.
+    pointers: bool,
+    /// The convention and the record whose pointer showed it.
+    decided: Option<(Convention, u64)>,
+}
+
+impl Detector {
+    /// Takes record `index` of object `obj` (nothing once decided). An error names the
+    /// record whose pointer fits neither convention, and why.
+    fn record(&mut self, index: u64, obj: u64, next: i64) -> Result<(), (u64, String)> {
+        if self.decided.is_some() {
+            return Ok(());
+        }
+        if let Some((at, pointer)) = self.pending.remove(&obj) {
+            let convention = match pointer as u64 {
+                p if p == index + 1 => Convention::OneBased,
+                p if p == index => Convention::ZeroBased,
+                _ => {
+                    return Err((
+                        at,
+                        format!(
+                            "record {at}: next_access_vtime {pointer}, but the next request to object {obj} is \
+                             record {index}: expected {} (1-based, as libCacheSim's traceConv writes) or {index} \
+                             (0-based)",
+                            index + 1
+                        ),
+                    ))
+                }
+            };
+            self.decided = Some((convention, at));
+            self.pending = HashMap::new();
+            return Ok(());
+        }
+        if names_next(next) {
+            self.pointers = true;
+            if next > 0 && next as u64 > index {
+                self.pending.insert(obj, (index, next));
+            }
+        }
+        Ok(())
+    }
+
+    /// The convention of the records taken so far.
+    fn convention(&self) -> Convention {
+        match self.decided {
+            Some((convention, _)) => convention,
+            None if self.pointers => Convention::Undetermined,
+            None => Convention::Absent,
+        }
+    }
+}
+
+/// The [`Detector`] after the records in `records` (the start of a file), up to the
+/// `limit`-th request.
+fn detect(records: &[u8], limit: u64) -> Result<Detector, (u64, String)> {
+    let mut detector = Detector::default();
+    let mut requests = 0;
+    for (index, rec) in (0..).zip(records.chunks_exact(RECORD_BYTES)) {
+        detector.record(index, u64::from_le_bytes(field(rec, 4)), i64::from_le_bytes(field(rec, 16)))?;
+        requests += u64::from(u32::from_le_bytes(field(rec, 12)) != 0);
+        if detector.decided.is_some() || requests == limit {
+            break;
+        }
+    }
+    Ok(detector)
 }
 
 /// `next_access_vtime` of each request in `ids`, as libCacheSim's `traceConv` computes
@@ -298,6 +448,9 @@ pub struct TraceInfo {
     /// Requests whose object was found by following an earlier request's
     /// `next_access_vtime` (within [`LOOKAHEAD`]) instead of a lookup in the id map.
     pub followed: u64,
+    /// The convention of `next_access_vtime`, detected from the first records (up to
+    /// 65,536 and the `limit`-th request); `None` with [`NextAccess::Ignore`].
+    pub convention: Option<Convention>,
 }
 
 /// How far ahead (in records) a `next_access_vtime` is followed: a request whose object
@@ -313,13 +466,15 @@ const MIN_STREAM_WINDOW: u64 = 1 << 12;
 struct Ahead {
     pages: Vec<u32>,
     mask: u64,
+    /// [`Convention::base`] of the file.
+    base: u64,
 }
 
 impl Ahead {
     const EMPTY: u32 = u32::MAX;
 
-    fn new(window: u64) -> Self {
-        Self { pages: vec![Self::EMPTY; window as usize], mask: window - 1 }
+    fn new(window: u64, base: u64) -> Self {
+        Self { pages: vec![Self::EMPTY; window as usize], mask: window - 1, base }
     }
 
     /// Takes what was announced for record `index`.
@@ -334,7 +489,7 @@ impl Ahead {
     /// that record is after `index` and within the window.
     #[inline(always)]
     fn announce(&mut self, index: u64, next: i64, page: u32) {
-        let target = (next as u64).wrapping_sub(1);
+        let target = (next as u64).wrapping_sub(self.base);
         if next > 0 && target > index && target - index <= self.mask && page != Self::EMPTY {
             self.pages[(target & self.mask) as usize] = page;
         }
@@ -347,12 +502,13 @@ const IGNORE_HINT: &str = "; to replay the file without its next_access_vtime, s
 /// What to do with `next_access_vtime`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum NextAccess {
-    /// Validate it (an error names the first record where it cannot be right) and follow
-    /// it to skip id-map lookups. The default.
+    /// Detect its [`Convention`], validate it under that convention (an error names the
+    /// first record where it cannot be right) and follow it to skip id-map lookups. The
+    /// default.
     #[default]
     Check,
-    /// Ignore it: for files written with another convention. Reading is slower on
-    /// large footprints (every request is an id-map lookup).
+    /// Ignore it: for files whose pointers are wrong under both conventions. Reading is
+    /// slower on large footprints (every request is an id-map lookup).
     Ignore,
 }
 
@@ -360,6 +516,9 @@ pub enum NextAccess {
 struct Scan {
     /// Validate `next_access_vtime` (else it is ignored, and the window is 1).
     check: bool,
+    /// The file's convention and the record whose pointer showed it, when detected (the
+    /// window is 1 otherwise, and pointers are checked under either convention).
+    detected: Option<(Convention, u64)>,
     ids: PageTable,
     /// Objects announced for upcoming records (by record index modulo the window) by
     /// their predecessors' `next_access_vtime`, with `set` marking the announced slots (a bitset, so it stays in cache).
@@ -375,9 +534,10 @@ struct Scan {
 }
 
 impl Scan {
-    fn new(window: u64, limit: u64, check: bool) -> Self {
+    fn new(window: u64, limit: u64, check: bool, detected: Option<(Convention, u64)>) -> Self {
         Self {
             check,
+            detected,
             ids: PageTable::new(),
             ahead: vec![0; window as usize],
             set: vec![0; (window as usize).div_ceil(64)],
@@ -396,15 +556,17 @@ impl Scan {
         let (mut index, mut requests, mut zero_size, mut followed) =
             (self.index, self.requests, self.zero_size, self.followed);
         let mask = self.mask;
+        let convention = self.detected.map_or(Convention::Undetermined, |(c, _)| c);
+        let base = convention.base();
         let mut used = 0;
         let mut result = Ok(());
         for rec in records.chunks_exact(RECORD_BYTES) {
             let obj = u64::from_le_bytes(field(rec, 4));
             let next = i64::from_le_bytes(field(rec, 16));
-            let target = (next as u64).wrapping_sub(1);
+            let target = (next as u64).wrapping_sub(base);
             // Fast path of check_next_access: none, or a later request.
-            if self.check && next != NO_NEXT_ACCESS && next != i64::MAX && !(next > 0 && target > index) {
-                result = Err(check_next_access(next, index).unwrap_or_default() + IGNORE_HINT);
+            if self.check && names_next(next) && !(next > 0 && target > index) {
+                result = Err(check_next_access(next, index, convention).unwrap_or_default() + IGNORE_HINT);
                 break;
             }
             let slot = (index & mask) as usize;
@@ -412,12 +574,13 @@ impl Scan {
             let announced = self.set[word] & bit != 0;
             self.set[word] &= !bit;
             if announced && self.ahead[slot] != obj {
+                let (_, shown_by) = self.detected.expect("pointers are followed once a convention is detected");
                 result = Err(format!(
-                    "record {index}: an earlier record of object {} has next_access_vtime {}, pointing here, \
-                     but this record requests object {obj} (next_access_vtime must be the 1-based index of the \
-                     next request to the same object){IGNORE_HINT}",
+                    "record {index}: an earlier record of object {} has next_access_vtime {}, pointing here under \
+                     the {convention} convention that record {shown_by} shows, but this record requests object \
+                     {obj}, so the file fits neither convention{IGNORE_HINT}",
                     self.ahead[slot],
-                    index + 1
+                    index + base
                 ));
                 break;
             }
@@ -463,11 +626,15 @@ pub struct OracleGeneralTrace {
     ids: PageTable,
     info: TraceInfo,
     window: u64,
+    /// [`Convention::base`] of the file.
+    base: u64,
     /// Allocated by the first `fill`.
     ahead: Option<Ahead>,
     /// Index of the next record to read.
     index: u64,
     left: u64,
+    /// The error that ended the stream, until taken.
+    error: Option<SimError>,
 }
 
 /// Builds the `trace` workload from `spec`'s options `path` and `limit`.
@@ -554,11 +721,21 @@ impl OracleGeneralTrace {
         }
 
         let mut info = TraceInfo { file_bytes, file_records: file_bytes / RECORD_BYTES as u64, ..TraceInfo::default() };
+        // The convention, from the first buffer of records.
+        let detector = if check {
+            let bad = |(i, why): (u64, String)| at(i * RECORD_BYTES as u64, format!("{why}{IGNORE_HINT}{hint}"));
+            let detector = detect(chunks.records(), limit).map_err(bad)?;
+            info.convention = Some(detector.convention());
+            detector
+        } else {
+            Detector::default()
+        };
         // Objects announced for upcoming records by their predecessors' next_access_vtime,
         // checked against what those records request. `fill` follows the same pointers
         // (to pages), so a pointer it follows is one checked here.
-        let window = window.min(info.file_records.next_power_of_two());
-        let mut scan = Scan::new(window, limit, check);
+        let window = if detector.decided.is_some() { window.min(info.file_records.next_power_of_two()) } else { 1 };
+        let base = detector.convention().base();
+        let mut scan = Scan::new(window, limit, check, detector.decided);
         while scan.requests < limit {
             let base = chunks.offset;
             let records = chunks.next_records().map_err(|e| at(base, format!("read error: {e}")))?;
@@ -598,7 +775,18 @@ impl OracleGeneralTrace {
         // Streaming may follow fewer pointers than the scan checked (never more): a ring
         // a few times the footprint catches most repeats and stays in cache.
         let window = info.objects.saturating_mul(4).next_power_of_two().max(MIN_STREAM_WINDOW).min(window);
-        Ok(Self { file: name, chunks, ids, info, window, ahead: None, index: 0, left: info.requests })
+        Ok(Self {
+            file: name,
+            chunks,
+            ids,
+            info,
+            window,
+            base,
+            ahead: None,
+            index: 0,
+            left: info.requests,
+            error: None,
+        })
     }
 
     /// What the scan found.
@@ -621,34 +809,56 @@ impl Workload for OracleGeneralTrace {
         self.info.requests
     }
 
-    /// # Panics
-    ///
     /// If the file cannot be read again or no longer holds what the build-time scan
-    /// validated (it was truncated or rewritten in place while in use): the trait has no
-    /// error channel, and a silently shorter stream would corrupt results. Replacing the
-    /// file (a new inode) is harmless: the stream reads the handle opened at build time.
+    /// validated (it was truncated or rewritten in place while in use), the stream ends
+    /// after the requests before that point, keeping an error naming the file and the
+    /// byte offset for [`Workload::take_error`]: a silently shorter stream would corrupt
+    /// results. Replacing the file (a new inode) is harmless: the stream reads the handle
+    /// opened at build time.
     fn fill(&mut self, out: &mut Vec<Access>, max: usize) -> usize {
         let want = (max as u64).min(self.left) as usize;
         if want == 0 {
             return 0;
         }
         out.reserve(want);
-        let window = self.window;
-        let ahead = self.ahead.get_or_insert_with(|| Ahead::new(window));
+        let (window, base) = (self.window, self.base);
+        let ahead = self.ahead.get_or_insert_with(|| Ahead::new(window, base));
+        let changed = |file: &str, at: u64, message: String| SimError::File {
+            file: file.to_string(),
+            at: format!("offset {at}"),
+            message: format!("{message} (the file changed while being replayed)"),
+        };
         let mut produced = 0;
         while produced < want {
             let offset = self.chunks.offset;
             let records = match self.chunks.next_records() {
                 Ok(r) if !r.is_empty() => r,
-                Ok(_) => panic!("{}: offset {offset}: the trace got shorter while being replayed", self.file),
-                Err(e) => panic!("{}: offset {offset}: read error while replaying the trace: {e}", self.file),
+                Ok(_) => {
+                    self.error = Some(changed(
+                        &self.file,
+                        offset,
+                        format!(
+                            "the trace got shorter: it ends here, but held {} bytes when opened",
+                            self.info.file_bytes
+                        ),
+                    ));
+                    break;
+                }
+                Err(e) => {
+                    self.error = Some(SimError::File {
+                        file: self.file.clone(),
+                        at: format!("offset {offset}"),
+                        message: format!("read error while replaying the trace: {e}"),
+                    });
+                    break;
+                }
             };
             let mut used = 0;
             for rec in records.chunks_exact(RECORD_BYTES) {
                 let index = self.index + used as u64;
-                used += 1;
                 let announced = ahead.take(index);
                 if u32::from_le_bytes(field(rec, 12)) == 0 {
+                    used += 1;
                     continue;
                 }
                 let page = match announced {
@@ -656,16 +866,15 @@ impl Workload for OracleGeneralTrace {
                     None => {
                         let obj = u64::from_le_bytes(field(rec, 4));
                         let Some(page) = self.ids.get(obj) else {
-                            panic!(
-                                "{}: offset {}: object {obj} was not in the trace when it was opened (the file \
-                                 changed while being replayed)",
-                                self.file,
-                                offset + (used - 1) as u64 * RECORD_BYTES as u64
-                            );
+                            let at = offset + used as u64 * RECORD_BYTES as u64;
+                            let message = format!("object {obj} was not in the trace when it was opened");
+                            self.error = Some(changed(&self.file, at, message));
+                            break;
                         };
                         page
                     }
                 };
+                used += 1;
                 ahead.announce(index, i64::from_le_bytes(field(rec, 16)), page);
                 out.push(Access::read(page as u64));
                 produced += 1;
@@ -675,24 +884,33 @@ impl Workload for OracleGeneralTrace {
             }
             self.index += used as u64;
             self.chunks.consume(used);
+            if self.error.is_some() {
+                break;
+            }
         }
-        self.left -= produced as u64;
+        self.left = if self.error.is_some() { 0 } else { self.left - produced as u64 };
         produced
+    }
+
+    fn take_error(&mut self) -> Option<SimError> {
+        self.error.take()
     }
 }
 
 /// A plain reader of `oracleGeneral` records as [`super::PageAccess`]es (object ids as
 /// page numbers, all loads), for `tierkit trace info` and `convert`. It skips
 /// `obj_size == 0` records like the workload. It does not follow `next_access_vtime`,
-/// and checks only what no convention allows: a `next_access_vtime` other than -1 or
-/// `i64::MAX` that points to the record itself or an earlier one, whether counted from
-/// 1 or from 0 (so files that `next_access=ignore` is for still read). Errors name the
-/// offset of the bad record, or of the partial record when the length is not a multiple
-/// of 24.
+/// but detects its [`Convention`] as it reads ([`RecordReader::convention`]) and refuses
+/// a pointer that fits neither convention where detection meets it, and a
+/// `next_access_vtime` other than -1 or `i64::MAX` that points to the record itself or an
+/// earlier one (under the detected convention; under either before one is). Errors name
+/// the offset of the bad record, or of the partial record when the length is not a
+/// multiple of 24.
 pub struct RecordReader {
     file: String,
     chunks: Chunks<File>,
     file_bytes: u64,
+    detector: Detector,
 }
 
 impl RecordReader {
@@ -713,7 +931,18 @@ impl RecordReader {
                 ),
             });
         }
-        Ok(Self { file, chunks: Chunks::new(f, CHUNK_RECORDS * RECORD_BYTES), file_bytes })
+        Ok(Self {
+            file,
+            chunks: Chunks::new(f, CHUNK_RECORDS * RECORD_BYTES),
+            file_bytes,
+            detector: Detector::default(),
+        })
+    }
+
+    /// The convention of `next_access_vtime` in the records read so far: the file's once
+    /// all are read.
+    pub fn convention(&self) -> Convention {
+        self.detector.convention()
     }
 }
 
@@ -739,17 +968,15 @@ impl super::PageReader for RecordReader {
             let (obj, size) = (u64::from_le_bytes(field(rec, 4)), u32::from_le_bytes(field(rec, 12)));
             let next = i64::from_le_bytes(field(rec, 16));
             let index = offset / RECORD_BYTES as u64;
-            if next != NO_NEXT_ACCESS && next != i64::MAX && !(next > 0 && next as u64 > index) {
-                return Err(SimError::File {
-                    file: self.file.clone(),
-                    at: format!("offset {offset}"),
-                    message: format!(
-                        "record {index}: next_access_vtime {next} does not point to a later request, counting from \
-                         1 or from 0 (expected -1 or {} for none): not an oracleGeneral trace, or a corrupt one",
-                        i64::MAX
-                    ),
-                });
+            let bad = |at: u64, why: String| SimError::File {
+                file: self.file.clone(),
+                at: format!("offset {}", at * RECORD_BYTES as u64),
+                message: format!("{why}: not an oracleGeneral trace, or a corrupt one"),
+            };
+            if let Some(why) = check_next_access(next, index, self.detector.convention()) {
+                return Err(bad(index, why));
             }
+            self.detector.record(index, obj, next).map_err(|(at, why)| bad(at, why))?;
             self.chunks.consume(1);
             if size != 0 {
                 return Ok(Some(super::PageAccess::read(obj)));
@@ -814,16 +1041,64 @@ mod tests {
 
     #[test]
     fn next_access_check_accepts_exactly_later_requests() {
-        assert!(check_next_access(-1, 0).is_none());
-        assert!(check_next_access(i64::MAX, 5).is_none());
-        assert!(check_next_access(2, 0).is_none(), "record 0 is request 1; request 2 follows");
-        assert!(check_next_access(1, 0).is_some(), "itself");
-        assert!(check_next_access(0, 0).is_some());
-        assert!(check_next_access(-2, 3).is_some());
-        assert!(check_next_access(i64::MIN, 3).is_some());
-        assert!(check_next_access(5, 4).is_some());
-        assert!(check_next_access(6, 4).is_none());
-        assert!(check_next_access(1 << 40, 4).is_none(), "past the end is allowed");
+        use Convention::*;
+        let check = check_next_access;
+        assert!(check(-1, 0, OneBased).is_none());
+        assert!(check(i64::MAX, 5, ZeroBased).is_none());
+        assert!(check(2, 0, OneBased).is_none(), "record 0 is request 1; request 2 follows");
+        assert!(check(1, 0, OneBased).is_some(), "itself");
+        assert!(check(1, 0, ZeroBased).is_none(), "record 1 follows record 0");
+        assert!(check(0, 0, ZeroBased).is_some(), "itself");
+        assert!(check(0, 0, OneBased).is_some());
+        assert!(check(-2, 3, Undetermined).is_some());
+        assert!(check(i64::MIN, 3, ZeroBased).is_some());
+        assert!(check(5, 4, OneBased).is_some());
+        assert!(check(5, 4, ZeroBased).is_none());
+        assert!(check(5, 4, Undetermined).is_none(), "fits 0-based");
+        assert!(check(4, 4, Absent).is_some(), "fits neither");
+        assert!(check(6, 4, OneBased).is_none());
+        assert!(check(1 << 40, 4, OneBased).is_none(), "past the end is allowed");
+        let e = check(4, 4, ZeroBased).unwrap();
+        assert!(e.contains("record 4") && e.contains("0-based index") && e.contains("at least 5"), "{e}");
+    }
+
+    /// Feeds (object, next_access_vtime) records to a detector.
+    fn detect_records(records: &[(u64, i64)]) -> Result<Detector, (u64, String)> {
+        let mut d = Detector::default();
+        for (index, &(obj, next)) in (0..).zip(records) {
+            d.record(index, obj, next)?;
+        }
+        Ok(d)
+    }
+
+    #[test]
+    fn detection_decides_at_the_first_repeat_of_a_pointing_record() {
+        // A B A, counted from 1 and from 0: record 0's pointer decides at record 2.
+        let d = detect_records(&[(1, 3), (2, -1), (1, -1)]).unwrap();
+        assert_eq!((d.convention(), d.decided), (Convention::OneBased, Some((Convention::OneBased, 0))));
+        let d = detect_records(&[(1, 2), (2, -1), (1, -1)]).unwrap();
+        assert_eq!(d.convention(), Convention::ZeroBased);
+        // Once decided, later pointers are the other checks' business.
+        assert_eq!(detect_records(&[(1, 2), (1, -1), (2, 9), (2, -1)]).unwrap().convention(), Convention::OneBased);
+        // Record 1 (B) repeats without a pointer: nothing decided until A repeats.
+        let d = detect_records(&[(1, 4), (2, -1), (2, -1), (1, -1)]).unwrap();
+        assert_eq!(d.decided, Some((Convention::OneBased, 0)));
+        assert_eq!(detect_records(&[(1, -1), (2, i64::MAX), (1, -1)]).unwrap().convention(), Convention::Absent);
+        assert_eq!(detect_records(&[(1, 50), (2, 60)]).unwrap().convention(), Convention::Undetermined);
+        assert_eq!(detect_records(&[]).unwrap().convention(), Convention::Absent);
+
+        // A pointer to the request after the next one, or before it, fits neither.
+        for pointer in [2, 5] {
+            let (at, e) = detect_records(&[(7, -1), (1, pointer), (2, -1), (1, -1), (1, -1)]).err().unwrap();
+            assert_eq!(at, 1);
+            assert!(
+                e.contains(&format!("record 1: next_access_vtime {pointer}"))
+                    && e.contains("record 3")
+                    && e.contains("expected 4 (1-based")
+                    && e.contains("or 3 (0-based)"),
+                "{e}"
+            );
+        }
     }
 
     #[test]
@@ -885,7 +1160,6 @@ mod tests {
                 })
                 .flat_map(|r| r.to_bytes())
                 .collect();
-            std::fs::write(&path, &records).unwrap();
             let all: Vec<Record> =
                 records.chunks_exact(24).map(|c| Record::from_bytes(c.try_into().unwrap())).collect();
             let kept: Vec<u64> = all.iter().filter(|r| r.obj_size != 0).map(|r| r.obj_id).collect();
@@ -906,12 +1180,26 @@ mod tests {
                     *map.entry(*id).or_insert(fresh)
                 })
                 .collect();
-            for window in [1u64, 2, 16, 1024, LOOKAHEAD] {
-                let mut wl = OracleGeneralTrace::open_with(&path, u64::MAX, window, true).unwrap();
-                assert_eq!(wl.info().objects, map.len() as u64);
-                assert_eq!(drain(&mut wl, 1 + case), want, "case {case} window {window}");
-                if window >= n as u64 {
-                    assert_eq!(wl.info().followed, followed, "case {case} window {window}");
+            // The same pointers counted from 0.
+            let zero_based: Vec<u8> = all
+                .iter()
+                .flat_map(|r| {
+                    let shift = i64::from(r.has_next_access());
+                    Record { next_access_vtime: r.next_access_vtime - shift, ..*r }.to_bytes()
+                })
+                .collect();
+            let repeats = map.len() < n;
+            for (bytes, convention) in [(&records, Convention::OneBased), (&zero_based, Convention::ZeroBased)] {
+                std::fs::write(&path, bytes).unwrap();
+                for window in [1u64, 2, 16, 1024, LOOKAHEAD] {
+                    let mut wl = OracleGeneralTrace::open_with(&path, u64::MAX, window, true).unwrap();
+                    assert_eq!(wl.info().objects, map.len() as u64);
+                    let convention = if repeats { convention } else { Convention::Absent };
+                    assert_eq!(wl.info().convention, Some(convention), "case {case}");
+                    assert_eq!(drain(&mut wl, 1 + case), want, "case {case} window {window} {convention}");
+                    if window >= n as u64 {
+                        assert_eq!(wl.info().followed, followed, "case {case} window {window} {convention}");
+                    }
                 }
             }
         }
@@ -946,14 +1234,19 @@ mod tests {
     fn a_pointer_to_another_object_is_an_error() {
         let path = temp("mismatch");
         let r = |obj_id, next_access_vtime| Record { clock_time: 0, obj_id, obj_size: 1, next_access_vtime };
-        // Record 0 (object 7) says object 7 is next requested by request 3 (record 2),
-        // which requests object 9.
-        let bytes: Vec<u8> = [r(7, 3), r(8, -1), r(9, -1), r(7, -1)].iter().flat_map(|r| r.to_bytes()).collect();
+        // Records 0 and 1 (object 5) show 1-based pointers. Record 2 (object 7) says
+        // object 7 is next requested by request 5 (record 4), which requests object 9: it
+        // would fit 0-based (record 5 requests object 7), but record 0 does not.
+        let records = [r(5, 2), r(5, -1), r(7, 5), r(8, -1), r(9, -1), r(7, -1)];
+        let bytes: Vec<u8> = records.iter().flat_map(|r| r.to_bytes()).collect();
         std::fs::write(&path, bytes).unwrap();
         let e = OracleGeneralTrace::open(&path, u64::MAX, NextAccess::Check).err().unwrap().to_string();
-        assert!(e.contains("offset 48") && e.contains("record 2") && e.contains("object 7"), "{e}");
+        assert!(
+            e.contains("offset 96") && e.contains("record 4") && e.contains("object 7") && e.contains("record 0 shows"),
+            "{e}"
+        );
         // Beyond the window the pointer is not followed, so not checked.
-        assert_eq!(OracleGeneralTrace::open_with(&path, u64::MAX, 1, true).unwrap().info().objects, 3);
+        assert_eq!(OracleGeneralTrace::open_with(&path, u64::MAX, 1, true).unwrap().info().objects, 4);
         let _ = std::fs::remove_file(path);
     }
 

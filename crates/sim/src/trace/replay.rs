@@ -13,7 +13,11 @@ use crate::workload::{Access, Workload};
 /// A trace replayed as a workload. Opening reads the trace once (up to `limit`
 /// accesses) to number its pages and count its accesses, keeping only the page map (a
 /// [`PageTable`], at most 2^32 pages); [`Workload::fill`] then reads it again,
-/// streaming. Each access is word 0 of its page, a store when the trace says so.
+/// streaming. Each access is word 0 of its page, a store when the trace says so. A file
+/// that can no longer be read, or no longer holds what opening found (truncated or
+/// rewritten while in use), ends the stream with the reader's error (naming the file and
+/// the byte offset or line), or one naming the access where the trace ended or changed,
+/// for [`Workload::take_error`].
 pub struct PageTrace {
     path: PathBuf,
     format: Format,
@@ -25,6 +29,8 @@ pub struct PageTrace {
     clock: Option<TraceClock>,
     /// Instructions of the records filled since the last [`Workload::take_instructions`].
     instructions: u64,
+    /// The error that ended the stream, until taken.
+    error: Option<SimError>,
 }
 
 impl PageTrace {
@@ -56,7 +62,46 @@ impl PageTrace {
                 message: format!("no accesses in this {} trace", format.name()),
             });
         }
-        Ok(Self { path: path.to_path_buf(), format, ids, len, left: len, reader: None, clock, instructions: 0 })
+        Ok(Self {
+            path: path.to_path_buf(),
+            format,
+            ids,
+            len,
+            left: len,
+            reader: None,
+            clock,
+            instructions: 0,
+            error: None,
+        })
+    }
+
+    /// Appends the next `want` accesses to `out`, or those before an error.
+    fn replay(&mut self, out: &mut Vec<Access>, want: usize) -> Result<(), SimError> {
+        if want == 0 {
+            return Ok(());
+        }
+        let reader = match &mut self.reader {
+            Some(r) => r,
+            None => self.reader.insert(open(&self.path, Some(self.format))?),
+        };
+        let changed = |at: u64, message: String| SimError::File {
+            file: self.path.display().to_string(),
+            at: format!("access {at}"),
+            message: format!("{message} (the file changed while being replayed)"),
+        };
+        for _ in 0..want {
+            let at = self.len - self.left;
+            let Some(a) = reader.next_access()? else {
+                return Err(changed(at, format!("the trace ends here; it held {} accesses when opened", self.len)));
+            };
+            let Some(page) = self.ids.get(a.page) else {
+                return Err(changed(at, format!("page {} was not in the trace when it was opened", a.page)));
+            };
+            self.instructions += a.instructions;
+            self.left -= 1;
+            out.push(Access { page: page as u64, word: 0, write: a.write });
+        }
+        Ok(())
     }
 }
 
@@ -77,32 +122,17 @@ impl Workload for PageTrace {
         std::mem::take(&mut self.instructions)
     }
 
-    /// # Panics
-    ///
-    /// If the file can no longer be read or no longer holds what opening it found (it
-    /// changed while in use): the trait has no error channel.
     fn fill(&mut self, out: &mut Vec<Access>, max: usize) -> usize {
+        let before = out.len();
         let want = (max as u64).min(self.left) as usize;
-        if want == 0 {
-            return 0;
+        if let Err(e) = self.replay(out, want) {
+            self.left = 0;
+            self.error = Some(e);
         }
-        let reader = match &mut self.reader {
-            Some(r) => r,
-            None => self.reader.insert(open(&self.path, Some(self.format)).unwrap_or_else(|e| panic!("{e}"))),
-        };
-        for _ in 0..want {
-            let a = match reader.next_access() {
-                Ok(Some(a)) => a,
-                Ok(None) => panic!("{}: the trace got shorter while being replayed", self.path.display()),
-                Err(e) => panic!("{e}"),
-            };
-            let Some(page) = self.ids.get(a.page) else {
-                panic!("{}: page {} was not in the trace when it was opened", self.path.display(), a.page)
-            };
-            self.instructions += a.instructions;
-            out.push(Access { page: page as u64, word: 0, write: a.write });
-        }
-        self.left -= want as u64;
-        want
+        out.len() - before
+    }
+
+    fn take_error(&mut self) -> Option<SimError> {
+        self.error.take()
     }
 }

@@ -43,6 +43,7 @@ use tierkit_core::hash::mix64;
 
 use super::zipf::Permutation;
 use super::{Access, Workload, WorkloadSpec};
+use crate::budget;
 use crate::error::SimError;
 
 const PAGE: u64 = 4096;
@@ -146,6 +147,9 @@ impl CacheLib {
             let expected = "a footprint that holds between 1 and 2^32 - 1 objects";
             return Err(SimError::bad_option(format!("workload {}", spec.name), "pages", spec.pages, expected));
         }
+        // Two u32 tables and a bit per object.
+        let input = || format!("{}: pages = {}", spec.owner(), spec.pages);
+        budget::check(u128::from(slot) * 8 + u128::from(slot / 8), input, "building its object tables")?;
         let perm = Permutation::new(slot, spec.seed);
         let mut rank_of_slot = vec![0u32; slot as usize];
         for r in 0..slot {

@@ -44,6 +44,7 @@ use self::cc::{Cc, CC_ARRAYS};
 use self::graph::Graph;
 use self::pr::{Pr, PR_ARRAYS};
 use super::{Access, Workload, WorkloadSpec};
+use crate::budget;
 use crate::error::SimError;
 
 mod bc;
@@ -175,8 +176,8 @@ fn kernel_arrays(name: &str) -> &'static [u32] {
     }
 }
 
-/// Checks the options and builds the graph; also returns the kernel's seed, PR's `iters`
-/// and BC's `sources`.
+/// Checks the options and builds the graph (refused when generating it needs more memory
+/// than is available); also returns the kernel's seed, PR's `iters` and BC's `sources`.
 fn prepare(spec: &WorkloadSpec) -> Result<(Graph, Rng, u32, usize), SimError> {
     let extra: &[&str] = match spec.name.as_str() {
         "gap-pr" => &["iters"],
@@ -202,6 +203,10 @@ fn prepare(spec: &WorkloadSpec) -> Result<(Graph, Rng, u32, usize), SimError> {
     };
     let auto = (MIN_AUTO_SCALE..=MAX_AUTO_SCALE).rev().find(|&s| estimate(s) <= spec.pages).unwrap_or(MIN_AUTO_SCALE);
     let scale = spec.u64_opt("scale", auto as u64, 1..=26)? as u32;
+    // Generating holds each of the 2·degree·2^scale directed edges as a u64 pair (with
+    // 1/8 slack) while it writes them as u32 adjacency: about 13 bytes each.
+    let input = || format!("{}: scale = {scale}, degree = {degree}", spec.owner());
+    budget::check((u128::from(2 * degree) << scale) * 13, input, "generating the graph")?;
     let mut root = Rng::new(spec.seed);
     let g = Graph::generate(scale, degree, kron, &mut Rng::new(root.next_u64()));
     Ok((g, Rng::new(root.next_u64()), iters as u32, sources as usize))

@@ -8,7 +8,7 @@ use crate::error::SimError;
 /// Accesses of `spec`'s stream per (time bin, page bin): `time_bins` rows of `page_bins`
 /// counts, time bins splitting the stream into equal numbers of accesses and page bins
 /// the footprint into equal ranges of page ids. Fails on zero bins or a workload that
-/// cannot be built.
+/// cannot be built or read.
 pub fn page_heat(spec: &WorkloadSpec, page_bins: usize, time_bins: usize) -> Result<Vec<Vec<u64>>, SimError> {
     let owner = format!("page heat of workload {}", spec.name);
     if page_bins == 0 {
@@ -25,7 +25,7 @@ pub fn page_heat(spec: &WorkloadSpec, page_bins: usize, time_bins: usize) -> Res
     let mut done = 0u128;
     loop {
         buf.clear();
-        if wl.fill(&mut buf, 4096) == 0 {
+        if wl.try_fill(&mut buf, 4096)? == 0 {
             break;
         }
         for a in &buf {

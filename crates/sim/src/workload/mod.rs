@@ -61,8 +61,22 @@ pub trait Workload: Send {
     }
 
     /// Appends up to `max` next accesses to `out` and returns how many; 0 once the
-    /// stream is exhausted.
+    /// stream is exhausted. A stream that can fail (a trace read while it is replayed)
+    /// ends at its first error and keeps it for [`Workload::take_error`]; consumers read
+    /// through [`Workload::try_fill`], which reports it.
     fn fill(&mut self, out: &mut Vec<Access>, max: usize) -> usize;
+
+    /// The error that ended the stream early, once; `None` for streams that cannot fail.
+    fn take_error(&mut self) -> Option<SimError> {
+        None
+    }
+
+    /// [`Workload::fill`], failing with the error that ended the stream (the accesses
+    /// appended before it are then not to be used).
+    fn try_fill(&mut self, out: &mut Vec<Access>, max: usize) -> Result<usize, SimError> {
+        let n = self.fill(out, max);
+        self.take_error().map_or(Ok(n), Err)
+    }
 
     /// The stream's own clock, for a recorded trace that carries one (see
     /// [`crate::trace::TraceClock`]); `None` for generated streams, whose time comes from
