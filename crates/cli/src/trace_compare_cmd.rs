@@ -51,11 +51,17 @@ struct Report {
     rankings: Vec<Ranking>,
 }
 
+/// The `--opt`s that apply to a trace file.
+const TRACE_OPTIONS: [&str; 3] = ["limit", "format", "next_access"];
+
 /// A trace file when `name` is an existing path, else a built-in workload.
 fn spec(name: &str, size: &SizeArgs, seed: u64) -> Result<WorkloadSpec> {
     if Path::new(name).is_file() {
+        // Only a trace's own options: the others describe the built-in workload.
+        let own: Vec<String> =
+            size.options.iter().filter(|o| TRACE_OPTIONS.iter().any(|k| o.starts_with(&format!("{k}=")))).cloned().collect();
         let spec = WorkloadSpec::new("trace", 0, 0, seed).with("path", name);
-        Ok(spec.resized(None, None, None, &size.options)?)
+        Ok(spec.resized(None, None, None, &own)?)
     } else {
         size.apply(WorkloadSpec::new(name, 65_536, 3_000_000, seed))
     }

@@ -22,6 +22,7 @@ mod gap;
 mod gups;
 mod heat;
 mod hotset_shift;
+mod llc_view;
 mod resize;
 mod scan;
 mod sparse_kv;
@@ -244,8 +245,17 @@ pub const REGISTRY: &[Registered] = &[
     },
 ];
 
-/// Builds the workload `spec` names; an unknown name lists the valid ones.
+/// Builds the workload `spec` names; an unknown name lists the valid ones. The options
+/// `llc_mib`, `llc_ways`, `sample_every` and `instructions` show any workload through a
+/// last-level cache, as `tierkit record` sees a program (see `llc_view`).
 pub fn build(spec: &WorkloadSpec) -> Result<Box<dyn Workload>, SimError> {
+    if llc_view::wanted(spec) {
+        return llc_view::build(spec, build_named);
+    }
+    build_named(spec)
+}
+
+fn build_named(spec: &WorkloadSpec) -> Result<Box<dyn Workload>, SimError> {
     match REGISTRY.iter().find(|r| r.name == spec.name) {
         Some(r) => (r.build)(spec),
         None => Err(SimError::unknown("workload", &spec.name, REGISTRY.iter().map(|r| r.name))),
