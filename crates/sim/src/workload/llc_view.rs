@@ -86,7 +86,7 @@ pub fn build(
     let mut len = 0u64;
     loop {
         sink.clear();
-        match counting.fill(&mut sink, CHUNK) {
+        match counting.try_fill(&mut sink, CHUNK)? {
             0 => break,
             n => len += n as u64,
         }
@@ -163,6 +163,10 @@ impl Workload for LlcView {
             }
         }
         n
+    }
+
+    fn take_error(&mut self) -> Option<SimError> {
+        self.inner.take_error()
     }
 
     fn clock(&self) -> Option<TraceClock> {
