@@ -5,8 +5,10 @@ Usage: real_results.py REAL_JSON CORPUS_DIR OUT_DIR COMMAND...
 
 REAL_JSON holds the rows of `tierkit compare --suite real --json`. CORPUS_DIR/split.json
 names the halves of the corpus ("tuning" and "held-out"): tierkit's rules were chosen on
-the tuning half, so the held-out half is reported on its own. Appends to OUT_DIR/RESULTS.md and writes OUT_DIR/figures/real-*.png.
+the tuning half, so the held-out half is reported on its own. Appends to OUT_DIR/RESULTS.md and writes OUT_DIR/figures/real-*.png and
+OUT_DIR/real-results.csv (every run).
 """
+import csv
 import json
 import math
 import shlex
@@ -28,6 +30,45 @@ def trace_name(row):
 
 def ratio_text(r):
     return f"{r[0]}:{r[1]}"
+
+
+def policy_summary(cells, traces):
+    """Every policy over the cells of `traces`: its points against `none` (mean, worst),
+    the cells where it does no harm (>= none - 0.5) and where it is best (within 0.1)."""
+    by_policy = defaultdict(list)  # policy -> [(delta vs none, is best)]
+    for (trace, _), by in cells.items():
+        if trace not in traces or "none" not in by:
+            continue
+        pct = {p: r["pct_of_all_local"] for p, r in by.items() if p not in REFERENCES or p == "none"}
+        top = max(pct.values())
+        for p, v in pct.items():
+            if p != "none":
+                by_policy[p].append((v - pct["none"], v >= top - 0.1))
+    lines = [
+        "",
+        "Every policy over these cells, in points of all-local against `none`:",
+        "",
+        "| policy | mean | worst | cells ≥ none − 0.5 | cells best (±0.1) |",
+        "|---|---|---|---|---|",
+    ]
+    for p, ds in sorted(by_policy.items(), key=lambda kv: -sum(d for d, _ in kv[1]) / len(kv[1])):
+        deltas = [d for d, _ in ds]
+        lines.append(
+            f"| {p} | {sum(deltas) / len(deltas):+.2f} | {min(deltas):+.2f} | "
+            f"{sum(d >= -0.5 for d in deltas)}/{len(ds)} | {sum(b for _, b in ds)}/{len(ds)} |"
+        )
+    return lines + [""]
+
+
+def write_csv(rows, path):
+    """Every run of the real suite, one row each."""
+    fields = ["trace", "ratio", "policy", "pct_of_all_local", "fast_hit_ratio", "promotions", "demotions",
+              "migrated_bytes", "mechanism_cpu_pct", "time_base"]
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        for r in sorted(rows, key=lambda r: (trace_name(r), r["ratio"][1] / r["ratio"][0], r["policy"])):
+            w.writerow({**{k: r.get(k) for k in fields}, "trace": trace_name(r), "ratio": ratio_text(r["ratio"])})
 
 
 def main() -> int:
@@ -93,6 +134,7 @@ def main() -> int:
             geo = math.exp(sum(math.log(c) for c in captures) / len(captures))
             lines += ["", f"Geometric mean of the capture over the cells where the oracle gains > 0.5 points: {geo:.2f}."]
         lines.append("")
+        lines += policy_summary(cells, halves[half])
 
     # One figure per trace: every policy's % of all-local per ratio.
     for trace in sorted({t for t, _ in cells}):
@@ -114,6 +156,8 @@ def main() -> int:
         plt.close(fig)
         lines += [f"![{trace}](figures/real-{trace}.png)", ""]
 
+    write_csv(rows, out / "real-results.csv")
+    lines += ["Every run's figures: [real-results.csv](real-results.csv).", ""]
     page = out / "RESULTS.md"
     with page.open("a") as f:
         f.write("\n".join(lines))
