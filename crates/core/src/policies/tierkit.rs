@@ -988,6 +988,33 @@ mod tests {
     }
 
     #[test]
+    fn while_moves_do_not_pay_probes_wait_for_cpu_credit() {
+        let mut rig = Rig::new(TierkitParams::default(), 100, 50, 20);
+        // A tick in which the mechanism took `share` of the application's CPU.
+        let tick = |rig: &mut Rig, share: f64| {
+            let interval = 100 * MILLISECOND;
+            rig.mem.advance(interval);
+            let mechanism_cpu_ns = (share * interval as f64) as u64;
+            let t = Telemetry { now: rig.mem.now(), interval, app_cpu_ns: interval, mechanism_cpu_ns, ..Default::default() };
+            rig.policy.on_tick(&t, &mut Ctx { mem: &rig.mem, plan: &mut rig.plan, sources: &mut rig.sources });
+            rig.run_mover();
+        };
+        // No move to judge: once settled, moves do not pay; 1% a tick leaves no credit.
+        for _ in 0..LedgerParams::default().settle_ticks + 3 {
+            tick(&mut rig, 0.01);
+        }
+        rig.sample(1000..1001, 10);
+        tick(&mut rig, 0.0);
+        assert!(!rig.fast(1000..1001), "no credit: the hot page waits although the fast tier has room");
+        // Idle ticks earn 0.1% each: the debt is repaid and probing resumes.
+        for _ in 0..40 {
+            rig.sample(1000..1001, 10);
+            tick(&mut rig, 0.0);
+        }
+        assert!(rig.fast(1000..1001), "credit regained: the probe is promoted");
+    }
+
+    #[test]
     fn a_collapse_of_the_hit_ratio_halves_every_count_twice() {
         let mut rig = Rig::new(open_ledger(), 100, 50, 20);
         rig.sample(1000..1001, 40);

@@ -1,5 +1,6 @@
 //! Any workload seen through a last-level cache, as `tierkit record` sees a program:
-//! the options `llc_mib`, `llc_ways`, `sample_every` and `instructions`.
+//! the options `llc_mib` (default 32), `llc_ways`, `sample_every` and `instructions`;
+//! any of them turns the view on.
 //!
 //! The generators emit what a program asks of memory, line by line, as if every access
 //! missed the last-level cache. A recorded program's trace holds only what its LLC
@@ -62,9 +63,9 @@ pub struct LlcView {
     instructions: u64,
 }
 
-/// Whether `spec` asks for the view.
+/// Whether `spec` asks for the view: any of its options (`llc_mib` defaults to 32).
 pub fn wanted(spec: &WorkloadSpec) -> bool {
-    spec.options.contains_key("llc_mib")
+    OPTIONS.iter().any(|k| spec.options.contains_key(*k))
 }
 
 /// `spec`'s workload built by `build_inner` (with the view's options removed), seen
@@ -104,7 +105,7 @@ pub fn build(
 
 impl LlcView {
     fn new(inner: Box<dyn Workload>, view: View, len: u64) -> Result<Self, SimError> {
-        let clock = TraceClock { instructions: inner.len() * view.instructions, sample_every: view.sample_every };
+        let clock = TraceClock { instructions: inner.len().saturating_mul(view.instructions), sample_every: view.sample_every };
         Ok(Self {
             inner,
             view,
