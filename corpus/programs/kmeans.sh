@@ -6,7 +6,7 @@
 # (corpus/drivers/ml_train.py).
 NAME=kmeans
 KIND=single
-SAMPLE_EVERY=64
+SAMPLE_EVERY=8
 ROWS=1000000
 ROUNDS=15
 INPUT="HIGGS-like 1M x 28 float32 (ml_data.py, seed 11); 15 rounds, 1 thread"
