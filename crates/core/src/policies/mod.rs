@@ -3,6 +3,7 @@
 
 mod admission;
 mod arc;
+mod arms;
 mod autonuma;
 mod clock;
 mod colloid;
@@ -24,6 +25,7 @@ mod tpp;
 mod two_q;
 
 pub use arc::{ArcParams, ArcPolicy};
+pub use arms::{ArmsParams, ArmsPolicy};
 pub use autonuma::{AutoNumaParams, AutoNumaPolicy, AutoNumaStats};
 pub use clock::{ClockParams, ClockPolicy};
 pub use colloid::{with_colloid, ColloidParams, ColloidPolicy};
@@ -208,6 +210,11 @@ pub const REGISTRY: &[Registered] = &[
         name: "memtis",
         about: "MEMTIS: exact PEBS counts, log2 histogram, capacity-aware hot/warm thresholds, 500 ms kmigraterd",
         build: |s| Ok(Box::new(MemtisPolicy::new(MemtisParams::default(), s)?)),
+    },
+    Registered {
+        name: "arms",
+        about: "ARMS: short/long-term EWMA scores, capacity-sized hot set (no threshold), cost/benefit gate, interval-bounded batches",
+        build: |s| Ok(Box::new(ArmsPolicy::new(ArmsParams::default(), s)?)),
     },
     Registered {
         name: "arc",
