@@ -58,8 +58,12 @@ const TRACE_OPTIONS: [&str; 3] = ["limit", "format", "next_access"];
 fn spec(name: &str, size: &SizeArgs, seed: u64) -> Result<WorkloadSpec> {
     if Path::new(name).is_file() {
         // Only a trace's own options: the others describe the built-in workload.
-        let own: Vec<String> =
-            size.options.iter().filter(|o| TRACE_OPTIONS.iter().any(|k| o.starts_with(&format!("{k}=")))).cloned().collect();
+        let own: Vec<String> = size
+            .options
+            .iter()
+            .filter(|o| TRACE_OPTIONS.iter().any(|k| o.starts_with(&format!("{k}="))))
+            .cloned()
+            .collect();
         let spec = WorkloadSpec::new("trace", 0, 0, seed).with("path", name);
         Ok(spec.resized(None, None, None, &own)?)
     } else {

@@ -51,11 +51,7 @@ fn hemem(f: f64) -> HememParams {
 fn memtis(f: f64) -> MemtisParams {
     let d = MemtisParams::default();
     let scale = |x: u64| (x as f64 * f).round() as u64;
-    MemtisParams {
-        adaptation_samples: scale(d.adaptation_samples),
-        cooling_samples: scale(d.cooling_samples),
-        ..d
-    }
+    MemtisParams { adaptation_samples: scale(d.adaptation_samples), cooling_samples: scale(d.cooling_samples), ..d }
 }
 
 #[test]

@@ -67,8 +67,7 @@ fn standin(s: &Standin) -> WorkloadSpec {
 /// The throughput of every policy of `RANKED` on each workload at `RATIO`, runs spread
 /// over the machine's cores.
 fn throughputs(workloads: &[WorkloadSpec]) -> Vec<Vec<f64>> {
-    let jobs: Vec<(usize, usize)> =
-        (0..workloads.len()).flat_map(|w| (0..RANKED.len()).map(move |p| (w, p))).collect();
+    let jobs: Vec<(usize, usize)> = (0..workloads.len()).flat_map(|w| (0..RANKED.len()).map(move |p| (w, p))).collect();
     let out = Mutex::new(vec![vec![f64::NAN; RANKED.len()]; workloads.len()]);
     let next = AtomicUsize::new(0);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -95,7 +94,10 @@ fn every_standin_has_the_hot_shares_of_its_program() {
         let q = profile(&standin(&s), u64::MAX).unwrap();
         for ((fraction, a), (_, b)) in p.top_share.iter().zip(&q.top_share) {
             if !(a / SHARE_FACTOR..=a * SHARE_FACTOR).contains(b) {
-                off.push(format!("{} top {}/{}: program {a:.3}, {} {b:.3}", s.program, fraction.0, fraction.1, s.workload));
+                off.push(format!(
+                    "{} top {}/{}: program {a:.3}, {} {b:.3}",
+                    s.program, fraction.0, fraction.1, s.workload
+                ));
             }
         }
     }
@@ -115,7 +117,7 @@ fn every_standin_ranks_the_policies_as_its_program_does() {
         let first = &runs[names.iter().position(|n| *n == s.program).expect("listed")];
         let second = &runs[names.len() + i];
         let rho = spearman(first, second).unwrap_or(f64::NAN);
-        if !(rho >= RHO_MIN) {
+        if rho.is_nan() || rho < RHO_MIN {
             off.push(format!(
                 "{} vs {} at {}:{}: rho {rho:.2}; program {first:?}, stand-in {second:?}",
                 s.program, s.workload, RATIO.0, RATIO.1

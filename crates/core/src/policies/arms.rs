@@ -251,7 +251,15 @@ impl ArmsPolicy {
         let slot = *self.index.entry(page, next);
         if slot == next {
             let w = [0.0; 2];
-            self.records.push(Record { page, samples: 0, hot_age: 0, w, score: 0.0, prev_score: 0.0, can_promote: false });
+            self.records.push(Record {
+                page,
+                samples: 0,
+                hot_age: 0,
+                w,
+                score: 0.0,
+                prev_score: 0.0,
+                can_promote: false,
+            });
         }
         let r = &mut self.records[slot as usize];
         r.samples = r.samples.saturating_add(1);

@@ -213,7 +213,9 @@ impl Ledger {
         self.moves = (0, 0);
         self.promoted_this_tick = 0;
         self.tick += 1;
-        if self.moved.len() > 4 * self.ceiling.max(1024) as usize && self.tick.is_multiple_of(self.params.memory_ticks.max(1)) {
+        if self.moved.len() > 4 * self.ceiling.max(1024) as usize
+            && self.tick.is_multiple_of(self.params.memory_ticks.max(1))
+        {
             self.forget_old();
         }
     }

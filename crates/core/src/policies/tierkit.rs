@@ -995,7 +995,13 @@ mod tests {
             let interval = 100 * MILLISECOND;
             rig.mem.advance(interval);
             let mechanism_cpu_ns = (share * interval as f64) as u64;
-            let t = Telemetry { now: rig.mem.now(), interval, app_cpu_ns: interval, mechanism_cpu_ns, ..Default::default() };
+            let t = Telemetry {
+                now: rig.mem.now(),
+                interval,
+                app_cpu_ns: interval,
+                mechanism_cpu_ns,
+                ..Default::default()
+            };
             rig.policy.on_tick(&t, &mut Ctx { mem: &rig.mem, plan: &mut rig.plan, sources: &mut rig.sources });
             rig.run_mover();
         };

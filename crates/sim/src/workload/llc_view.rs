@@ -105,7 +105,8 @@ pub fn build(
 
 impl LlcView {
     fn new(inner: Box<dyn Workload>, view: View, len: u64) -> Result<Self, SimError> {
-        let clock = TraceClock { instructions: inner.len().saturating_mul(view.instructions), sample_every: view.sample_every };
+        let clock =
+            TraceClock { instructions: inner.len().saturating_mul(view.instructions), sample_every: view.sample_every };
         Ok(Self {
             inner,
             view,
