@@ -3,23 +3,31 @@
 
 use anyhow::{bail, Context, Result};
 
-/// Bytes in `text`: a number with an optional unit `B`, `K/KiB`, `M/MiB`, `G/GiB`,
-/// `T/TiB` (binary units; `KB`, `MB`, ... are read as binary too, as memory sizes are).
+/// Bytes in `text`: a number with an optional unit. `KiB`, `MiB`, `GiB`, `TiB` and the
+/// short `K`, `M`, `G`, `T` are binary (powers of 1024, as memory sizes are); `KB`, `MB`,
+/// `GB`, `TB` are decimal (powers of 1000, as SI and `dd` read them), so `16GB` is
+/// 16,000,000,000 bytes, not 16 GiB.
 pub fn parse_size(text: &str) -> Result<u64> {
     let t = text.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let value: f64 =
         num.parse().with_context(|| format!("size {text:?}: expected a number with a unit, like 16GiB"))?;
-    let shift = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 0,
-        "k" | "kb" | "kib" => 10,
-        "m" | "mb" | "mib" => 20,
-        "g" | "gb" | "gib" => 30,
-        "t" | "tb" | "tib" => 40,
-        other => bail!("size {text:?}: unknown unit {other:?} (use B, KiB, MiB, GiB or TiB)"),
+    let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kib" => 1024.0,
+        "m" | "mib" => 1024f64.powi(2),
+        "g" | "gib" => 1024f64.powi(3),
+        "t" | "tib" => 1024f64.powi(4),
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        other => {
+            bail!("size {text:?}: unknown unit {other:?} (use B, KiB, MiB, GiB or TiB; KB, MB, GB, TB are decimal)")
+        }
     };
-    let bytes = value * (1u64 << shift) as f64;
+    let bytes = value * scale;
     if !(bytes.is_finite() && bytes >= 1.0 && bytes < u64::MAX as f64) {
         bail!("size {text:?}: must be at least 1 byte and below 16 EiB");
     }
@@ -50,6 +58,10 @@ mod tests {
         assert_eq!(parse_size("1.5 MiB").unwrap(), 3 << 19);
         assert_eq!(parse_size("4096").unwrap(), 4096);
         assert_eq!(parse_size("2t").unwrap(), 2 << 40);
+        // SI units are decimal: 16GB is not 16GiB.
+        assert_eq!(parse_size("16GB").unwrap(), 16_000_000_000);
+        assert_eq!(parse_size("32mb").unwrap(), 32_000_000);
+        assert_eq!(parse_size("1.5KB").unwrap(), 1500);
         for bad in ["", "GiB", "12 parsecs", "0", "1e400G", "-1G"] {
             let e = parse_size(bad).unwrap_err().to_string();
             assert!(e.contains(&format!("{bad:?}")), "{e}");

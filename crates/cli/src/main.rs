@@ -67,8 +67,40 @@ enum Command {
     },
 }
 
-fn main() -> anyhow::Result<()> {
-    match Cli::parse().command {
+fn main() -> std::process::ExitCode {
+    match dispatch(Cli::parse().command) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{}", error_text(&e));
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// `Error: ` and the error, then each cause its message does not already state (an I/O
+/// error is often both a file's message and its source).
+fn error_text(e: &anyhow::Error) -> String {
+    let mut text = format!("Error: {e}");
+    let mut said = e.to_string();
+    let mut causes = Vec::new();
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        if !said.contains(&c) {
+            causes.push(c.clone());
+        }
+        said = c;
+    }
+    if !causes.is_empty() {
+        text += "\n\nCaused by:";
+        for c in causes {
+            text += &format!("\n    {c}");
+        }
+    }
+    text
+}
+
+fn dispatch(command: Command) -> anyhow::Result<()> {
+    match command {
         Command::Compare(a) => compare_cmd::run(a),
         Command::Sim(a) => compare_cmd::sim(a),
         Command::Bench(a) => bench_cmd::run_bench(a),
@@ -85,5 +117,24 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Sketches { fast, ratio, json } => sketches_cmd::run(fast, ratio, json),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_text;
+    use anyhow::Context;
+
+    #[test]
+    fn a_cause_already_in_the_message_is_not_repeated() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
+        let e = tierkit_sim::SimError::Io { file: "t.tkt".into(), source: io };
+        assert_eq!(error_text(&anyhow::Error::new(e)), "Error: t.tkt: No such file or directory");
+    }
+
+    #[test]
+    fn a_cause_that_adds_something_is_kept() {
+        let e = Err::<(), _>(std::io::Error::other("disk on fire")).context("cannot read r.json").unwrap_err();
+        assert_eq!(error_text(&e), "Error: cannot read r.json\n\nCaused by:\n    disk on fire");
     }
 }

@@ -62,7 +62,11 @@ pub struct Interval {
 
 /// Reads the rows of `tierkit compare --json` from `path`; every error names the file.
 pub fn read_results(path: &Path) -> Result<Vec<ResultRow>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let not_rows =
+        |why: String| anyhow::anyhow!("{}: not the JSON rows of `tierkit compare --json`: {why}", path.display());
+    let text = String::from_utf8(bytes)
+        .map_err(|e| not_rows(format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to())))?;
     parse_results(&text)
         .map_err(|e| anyhow::anyhow!("{}: not the JSON rows of `tierkit compare --json`: {e:#}", path.display()))
 }
@@ -202,6 +206,15 @@ mod tests {
         let err = format!("{:#}", parse_results("[1,").unwrap_err());
         assert!(err.contains("line 1"), "{err}");
         assert!(format!("{:#}", parse_results("[]").unwrap_err()).contains("empty"));
+    }
+
+    #[test]
+    fn a_binary_file_is_named_as_not_the_rows_expected() {
+        let path = std::env::temp_dir().join(format!("tierkit-report-binary-{}.json", std::process::id()));
+        std::fs::write(&path, b"[\xff\xfe]").unwrap();
+        let err = format!("{:#}", read_results(&path).unwrap_err());
+        std::fs::remove_file(&path).unwrap();
+        assert!(err.contains("not the JSON rows of `tierkit compare --json`: not UTF-8 text (byte 1)"), "{err}");
     }
 
     #[test]
