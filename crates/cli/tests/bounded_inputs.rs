@@ -2,23 +2,13 @@
 //! status and one error line naming it, before anything is allocated or written, never
 //! an aborted process.
 
-use std::process::Command;
+mod common;
 
-/// Runs `tierkit` with `args` (without backtraces, which would add lines to errors);
-/// returns the exit status and stderr.
-fn tierkit(args: &[&str]) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tierkit"))
-        .args(args)
-        .env_remove("RUST_BACKTRACE")
-        .env_remove("RUST_LIB_BACKTRACE")
-        .output()
-        .unwrap();
-    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
-}
+use common::tierkit;
 
 /// Checks `args` fail with exit status 1 and the one line `Error: {input}: {what} needs ~...`.
 fn refused(args: &[&str], input: &str, what: &str) {
-    let (code, err) = tierkit(args);
+    let (code, _, err) = tierkit(args);
     assert_eq!(code, Some(1), "{args:?}: exit status {code:?} (None: killed by a signal), stderr {err}");
     let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
     assert_eq!(lines.len(), 1, "{err}");

@@ -2,8 +2,11 @@
 //! file end the command with a failure status and one error line naming the file and
 //! the line or byte offset of the damage, never a panic.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use common::tierkit;
 
 /// A fresh directory for this test's files.
 fn scratch(test: &str) -> PathBuf {
@@ -11,22 +14,6 @@ fn scratch(test: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// Runs `tierkit` with `args` (without backtraces, which would add lines to errors);
-/// returns success, stdout and stderr.
-fn tierkit(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tierkit"))
-        .args(args)
-        .env_remove("RUST_BACKTRACE")
-        .env_remove("RUST_LIB_BACKTRACE")
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 /// Runs `trace info` on `path` (in `format`, or detected) and checks it fails with one
