@@ -20,6 +20,7 @@ use crate::acr::AccessCountRatio;
 use crate::machine::{capacities, Machine};
 use crate::model::timing::{solve, Demand};
 use crate::model::{AppModel, MachineConfig};
+use crate::plain_cache::{ChunkCounts, PlainCache};
 use crate::reference::{Oracle, Reference, ORACLE_EPOCHS};
 use crate::result::{IntervalRecord, RunResult};
 use crate::sources::Sources;
@@ -242,8 +243,13 @@ pub fn run_until(
         }
         Subject::Reference(_) | Subject::Named(_) => (None, None),
     };
+    // lru-cache and clock-cache in cache mode: the same decisions over dense arrays.
+    let mut plain = if spec.cache_mode { PlainCache::for_policy(&name, pages) } else { None };
     let mut request = policy.as_ref().map(|p| p.sources()).unwrap_or_default();
     let mut sources = Sources::new(&request, cfg.mechanisms, pages, spec.seed)?;
+    if !sources.samples_every_access() {
+        plain = None;
+    }
     let tick = policy.as_ref().map_or(Nanos::MAX, |p| p.tick_interval().max(MILLISECOND / 1000));
     let migration = cfg.migration;
     let mut mover = Mover::new(migration.batch_pages as usize, 0);
@@ -299,39 +305,46 @@ pub fn run_until(
         counts.fill(0);
         let mut counted = 0u64;
         let t0 = now;
-        for (i, a) in buf.iter().enumerate() {
-            if let Some(ahead) = buf.get(i + 16) {
-                machine.prefetch(ahead.page);
-            }
-            let tier = match machine.tier_index(a.page) {
-                Some(t) => t,
-                None => {
-                    let t = machine.first_touch(a.page, oracle.as_ref().is_none_or(|o| o.wants_fast(a.page)));
-                    sources.on_alloc(a.page, wl.kind(a.page), t, &mut events);
-                    misses += (t == 0) as u64; // a first touch of the slow tier is counted below
-                    t
+        if let Some(cache) = plain.as_mut() {
+            let acr = spec.measure_acr.then_some(&mut acr);
+            cache.run(&buf, &mut machine, &mut ChunkCounts { per_tier: &mut counts, misses: &mut misses, acr });
+            // The policy samples every access (period 1); the cache saw each itself.
+            counted += sources.sampled_all(n as u64);
+        } else {
+            for (i, a) in buf.iter().enumerate() {
+                if let Some(ahead) = buf.get(i + 16) {
+                    machine.prefetch(ahead.page);
                 }
-            };
-            counts[tier as usize] += 1;
-            misses += (tier != 0) as u64;
-            if tier != 0 && spec.measure_acr {
-                acr.slow_access(a.page);
-            }
-            counted += sources.sampler_counts(tier) as u64;
-            sources.on_access(a, tier, (t0 + i as f64 * per_access_ns) as Nanos, &mut events);
-            if spec.cache_mode && !events.is_empty() {
-                // A cache acts on every access before the next one.
-                if let Some(p) = policy.as_mut() {
-                    p.on_events(&events, &mut Ctx { mem: &machine, plan: &mut plan, sources: &mut request });
-                    if !plan.is_empty() {
-                        mover.max_pages_per_round = usize::MAX;
-                        moved.clear();
-                        mover.execute(&mut plan, &mut machine, &mut moved);
-                        note_promotions(&moved, &mut acr);
-                        p.on_moved(&moved);
+                let tier = match machine.tier_index(a.page) {
+                    Some(t) => t,
+                    None => {
+                        let t = machine.first_touch(a.page, oracle.as_ref().is_none_or(|o| o.wants_fast(a.page)));
+                        sources.on_alloc(a.page, wl.kind(a.page), t, &mut events);
+                        misses += (t == 0) as u64; // a first touch of the slow tier is counted below
+                        t
                     }
+                };
+                counts[tier as usize] += 1;
+                misses += (tier != 0) as u64;
+                if tier != 0 && spec.measure_acr {
+                    acr.slow_access(a.page);
                 }
-                events.clear();
+                counted += sources.sampler_counts(tier) as u64;
+                sources.on_access(a, tier, (t0 + i as f64 * per_access_ns) as Nanos, &mut events);
+                if spec.cache_mode && !events.is_empty() {
+                    // A cache acts on every access before the next one.
+                    if let Some(p) = policy.as_mut() {
+                        p.on_events(&events, &mut Ctx { mem: &machine, plan: &mut plan, sources: &mut request });
+                        if !plan.is_empty() {
+                            mover.max_pages_per_round = usize::MAX;
+                            moved.clear();
+                            mover.execute(&mut plan, &mut machine, &mut moved);
+                            note_promotions(&moved, &mut acr);
+                            p.on_moved(&moved);
+                        }
+                    }
+                    events.clear();
+                }
             }
         }
         done += n as u64;
@@ -386,7 +399,7 @@ pub fn run_until(
                 p.on_moved(&moved);
             }
             sources.reconfigure(&request, counted as f64 / timing.wall_ns * 1e9)?;
-            tracking = tracking.max(p.metadata_bytes());
+            tracking = tracking.max(plain.as_ref().map_or_else(|| p.metadata_bytes(), PlainCache::heap_bytes));
         } else {
             events.clear();
         }

@@ -14,6 +14,7 @@ pub mod compare;
 pub mod engine;
 pub mod machine;
 pub mod model;
+mod plain_cache;
 pub mod profile;
 pub mod reference;
 pub mod result;

@@ -71,6 +71,24 @@ impl Sources {
         self.sampler.as_ref().is_some_and(|s| s.counts(tier))
     }
 
+    /// Whether the sampler takes every access on every tier.
+    pub(crate) fn samples_every_access(&self) -> bool {
+        self.sampler.as_ref().is_some_and(|s| s.takes_every_access())
+    }
+
+    /// `n` accesses the caller delivered itself to a sampler that takes every access
+    /// (period 1, all tiers): counts them as taken samples, for their CPU cost. Returns
+    /// the accesses the sampler counted (`n`, or 0 with no sampler).
+    pub(crate) fn sampled_all(&mut self, n: u64) -> u64 {
+        match &mut self.sampler {
+            Some(s) => {
+                s.taken += n;
+                n
+            }
+            None => 0,
+        }
+    }
+
     /// Re-derives a Hz sampler's period from the counted access rate.
     pub(crate) fn retune(&mut self, counted_rate_per_sec: f64) {
         if let Some(s) = &mut self.sampler {

@@ -70,6 +70,11 @@ impl Sampler {
 
     /// Whether accesses on `tier` are counted.
     #[inline(always)]
+    /// Whether every access on every tier is a sample (period 1, no tier filter).
+    pub(crate) fn takes_every_access(&self) -> bool {
+        self.period == 1 && !self.config.slow_tiers_only
+    }
+
     pub(crate) fn counts(&self, tier: u8) -> bool {
         !self.config.slow_tiers_only || tier != 0
     }

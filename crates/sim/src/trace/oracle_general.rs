@@ -74,7 +74,10 @@
 //! distinct object, at most 2^32 objects). [`Workload::fill`] then streams the file again
 //! from the handle opened at build time (1.5 MiB reads, parsed in place), so records are
 //! never all held in memory. Engine runs with an oracle build the workload more than
-//! once, so they read the file more than once.
+//! once, so they read the file more than once. A complete replay of the whole file under
+//! `next_access=check` also writes every request's page id beside the file
+//! (`FILE.tkids`, 4 bytes per request, see `id_cache`); later builds of the same file
+//! read those ids instead, with no scan and no id map.
 //!
 //! Both passes follow `next_access_vtime`: a request announces its object (its page,
 //! while streaming) to the record it points at, in a ring of [`LOOKAHEAD`] slots, so a
@@ -110,6 +113,7 @@ use std::path::Path;
 
 use tierkit_core::sketches::PageTable;
 
+use super::id_cache::{self, CachedIds, Stamp};
 use crate::error::SimError;
 use crate::workload::{Access, Workload, WorkloadSpec};
 
@@ -420,6 +424,12 @@ impl<R: Read> Chunks<R> {
     }
 }
 
+impl<R> Chunks<R> {
+    fn src(&self) -> &R {
+        &self.src
+    }
+}
+
 impl<R: Read + Seek> Chunks<R> {
     fn rewind(&mut self) -> io::Result<()> {
         self.src.seek(SeekFrom::Start(0))?;
@@ -635,6 +645,10 @@ pub struct OracleGeneralTrace {
     left: u64,
     /// The error that ended the stream, until taken.
     error: Option<SimError>,
+    /// The page ids of a trace decoded before ([`id_cache`]): read instead of the file.
+    cached: Option<CachedIds>,
+    /// The cache this replay writes, on the first complete replay of a validated trace.
+    cache_writer: Option<id_cache::Writer>,
 }
 
 /// Builds the `trace` workload from `spec`'s options `path` and `limit`.
@@ -720,6 +734,25 @@ impl OracleGeneralTrace {
             ));
         }
 
+        // A whole validated replay is decoded once: later ones read the cached ids.
+        let stamp =
+            if check && limit == u64::MAX && window == LOOKAHEAD { Stamp::of(chunks.src(), &meta).ok() } else { None };
+        if let Some((info, ids)) = stamp.as_ref().and_then(|s| id_cache::load(path, s)) {
+            return Ok(Self {
+                file: name,
+                chunks,
+                ids: PageTable::new(),
+                info,
+                window: 1,
+                base: 0,
+                ahead: None,
+                index: 0,
+                left: info.requests,
+                error: None,
+                cached: Some(ids),
+                cache_writer: None,
+            });
+        }
         let mut info = TraceInfo { file_bytes, file_records: file_bytes / RECORD_BYTES as u64, ..TraceInfo::default() };
         // The convention, from the first buffer of records.
         let detector = if check {
@@ -775,6 +808,8 @@ impl OracleGeneralTrace {
         // Streaming may follow fewer pointers than the scan checked (never more): a ring
         // a few times the footprint catches most repeats and stays in cache.
         let window = info.objects.saturating_mul(4).next_power_of_two().max(MIN_STREAM_WINDOW).min(window);
+        let whole = info.scanned_records == info.file_records;
+        let cache_writer = stamp.filter(|_| whole).and_then(|s| id_cache::Writer::create(path, s, info));
         Ok(Self {
             file: name,
             chunks,
@@ -786,6 +821,8 @@ impl OracleGeneralTrace {
             index: 0,
             left: info.requests,
             error: None,
+            cached: None,
+            cache_writer,
         })
     }
 
@@ -797,6 +834,69 @@ impl OracleGeneralTrace {
     /// Heap bytes of the object-id map (the only per-object state).
     pub fn id_map_bytes(&self) -> usize {
         self.ids.heap_bytes()
+    }
+
+    /// Whether this replay reads the ids a previous one cached ([`id_cache`]).
+    pub fn reads_cached_ids(&self) -> bool {
+        self.cached.is_some()
+    }
+
+    /// Writes what the file replay produced to the cache, and puts the cache in place
+    /// once the replay is complete. A write error only costs the cache.
+    fn tee(&mut self, produced: &[Access]) {
+        let Some(w) = self.cache_writer.as_mut() else { return };
+        if produced.iter().try_for_each(|a| w.push(a.page as u32)).is_err() || self.error.is_some() {
+            self.cache_writer = None;
+        } else if self.left == 0 {
+            if let Some(w) = self.cache_writer.take() {
+                w.finish();
+            }
+        }
+    }
+
+    /// [`Workload::fill`] from the cached ids.
+    fn fill_cached(&mut self, out: &mut Vec<Access>, want: usize) -> usize {
+        let Some(cached) = self.cached.as_mut() else { return 0 };
+        let objects = self.info.objects;
+        let mut produced = 0;
+        while produced < want {
+            let ids = match cached.next_ids() {
+                Ok(ids) if !ids.is_empty() => ids,
+                outcome => {
+                    let why = outcome.err().map_or_else(|| "it ended early".to_string(), |e| e.to_string());
+                    self.error = Some(SimError::File {
+                        file: id_cache::path_of(Path::new(&self.file)).display().to_string(),
+                        at: format!("request {}", self.index),
+                        message: format!("cannot read the cached page ids: {why}; delete the file to rebuild it"),
+                    });
+                    break;
+                }
+            };
+            let k = (ids.len() / 4).min(want - produced);
+            let before = out.len();
+            out.extend(
+                ids[..4 * k]
+                    .chunks_exact(4)
+                    .map(|b| Access::read(u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])))),
+            );
+            if let Some(bad) = out[before..].iter().position(|a| a.page >= objects) {
+                out.truncate(before + bad);
+                self.error = Some(SimError::File {
+                    file: id_cache::path_of(Path::new(&self.file)).display().to_string(),
+                    at: format!("request {}", self.index + bad as u64),
+                    message: format!(
+                        "a cached page id beyond the trace's {objects} objects; delete the file to rebuild it"
+                    ),
+                });
+                produced += bad;
+                break;
+            }
+            cached.consume(k);
+            self.index += k as u64;
+            produced += k;
+        }
+        self.left = if self.error.is_some() { 0 } else { self.left - produced as u64 };
+        produced
     }
 }
 
@@ -821,6 +921,10 @@ impl Workload for OracleGeneralTrace {
             return 0;
         }
         out.reserve(want);
+        if self.cached.is_some() {
+            return self.fill_cached(out, want);
+        }
+        let first = out.len();
         let (window, base) = (self.window, self.base);
         let ahead = self.ahead.get_or_insert_with(|| Ahead::new(window, base));
         let changed = |file: &str, at: u64, message: String| SimError::File {
@@ -889,6 +993,7 @@ impl Workload for OracleGeneralTrace {
             }
         }
         self.left = if self.error.is_some() { 0 } else { self.left - produced as u64 };
+        self.tee(&out[first..]);
         produced
     }
 
