@@ -95,6 +95,14 @@ pub trait Memory {
         let next = TierId(tier.0.checked_add(1)?);
         (next.index() < self.tiers().len()).then_some(next)
     }
+
+    /// Whether `page` keeps a valid shadow copy on a slower tier, the one it was promoted
+    /// from (non-exclusive tiering, see [`crate::Policy::non_exclusive`]): demoting it to
+    /// that tier remaps the page to its shadow without copying it. Always false on a
+    /// platform without shadows.
+    fn shadowed(&self, _page: Page) -> bool {
+        false
+    }
 }
 
 /// A read-only view of another [`Memory`] that counts what [`Memory::scan`] returns: the
@@ -142,6 +150,10 @@ impl Memory for ScanMeter<'_> {
 
     fn tier_of(&self, page: Page) -> Option<TierId> {
         self.mem.tier_of(page)
+    }
+
+    fn shadowed(&self, page: Page) -> bool {
+        self.mem.shadowed(page)
     }
 
     fn scan(&self, cursor: &mut ScanCursor, max: usize, out: &mut Vec<Resident>) -> usize {

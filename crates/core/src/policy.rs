@@ -265,6 +265,18 @@ pub trait Policy: Send {
     /// Periodic work: thresholds, aging, demotion scans, sampling-rate changes.
     fn on_tick(&mut self, telemetry: &Telemetry, ctx: &mut Ctx<'_>);
 
+    /// Asks the platform for non-exclusive tiering (NOMAD, OSDI '24): a page promoted
+    /// from a slower tier keeps its old copy there as a shadow until the page is written,
+    /// so demoting it again is a remap with no copy ([`Memory::shadowed`]), and a
+    /// promotion is transactional: the page is copied while it stays accessible and the
+    /// move is committed only if the page was not written during the copy (else it
+    /// fails as [`MoveStatus::Busy`]). Asked once before the first event. A platform
+    /// that cannot keep shadows (a live process moved with `move_pages(2)`) migrates
+    /// exclusively as usual. Default: false.
+    fn non_exclusive(&self) -> bool {
+        false
+    }
+
     /// The outcome of queued migrations, as the platform executed them. Default: ignore.
     fn on_moved(&mut self, _results: &[(Migration, MoveStatus)]) {}
 

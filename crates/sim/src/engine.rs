@@ -36,10 +36,10 @@ pub const DEFAULT_SCALE: u64 = 1000;
 pub const TIMELINE_POINTS: u64 = 100;
 /// Bytes a run keeps per page of its footprint, about: the simulator's per-page arrays
 /// (placement 1, hint-fault stamps 8, accessed bits 6, access-count ratio 4, an oracle's
-/// counts 5 and its epochs' lists) and a policy's tables (a page index of 21–43 bytes
-/// with a list node or record each, about 100 in all for LRU, LFU or HeMem). A run
-/// whose workload's pages need more than the memory available is refused before it
-/// allocates them.
+/// counts 5 and its epochs' lists, shadows and write stamps 9 under non-exclusive
+/// tiering) and a policy's tables (a page index of 21–43 bytes with a list node or
+/// record each, about 100 in all for LRU, LFU or HeMem). A run whose workload's pages
+/// need more than the memory available is refused before it allocates them.
 pub const RUN_BYTES_PER_PAGE: u64 = 128;
 
 /// What one run simulates.
@@ -243,8 +243,12 @@ pub fn run_until(
         }
         Subject::Reference(_) | Subject::Named(_) => (None, None),
     };
+    if policy.as_ref().is_some_and(|p| p.non_exclusive()) {
+        machine.keep_shadows();
+    }
+    let shadows = machine.keeps_shadows();
     // lru-cache and clock-cache in cache mode: the same decisions over dense arrays.
-    let mut plain = if spec.cache_mode { PlainCache::for_policy(&name, pages) } else { None };
+    let mut plain = if spec.cache_mode && !shadows { PlainCache::for_policy(&name, pages) } else { None };
     let mut request = policy.as_ref().map(|p| p.sources()).unwrap_or_default();
     let mut sources = Sources::new(&request, cfg.mechanisms, pages, spec.seed)?;
     if !sources.samples_every_access() {
@@ -275,7 +279,7 @@ pub fn run_until(
     let mut next_record = record_every;
     let mut done = 0u64;
     let mut tracking = policy.as_ref().map_or(0, |p| p.metadata_bytes());
-    let mut promo_mark = (0u64, 0u64);
+    let mut promo_mark = (0u64, 0u64, 0u64);
     let mut misses = 0u64;
     let mut acr = AccessCountRatio::new(if spec.measure_acr { pages } else { 0 });
 
@@ -304,6 +308,7 @@ pub fn run_until(
         let instructions = wl.take_instructions();
         counts.fill(0);
         let mut counted = 0u64;
+        let mut write_stall = 0f64;
         let t0 = now;
         if let Some(cache) = plain.as_mut() {
             let acr = spec.measure_acr.then_some(&mut acr);
@@ -324,6 +329,9 @@ pub fn run_until(
                         t
                     }
                 };
+                if shadows && a.write {
+                    write_stall += machine.write(a.page, (t0 + i as f64 * per_access_ns) as Nanos);
+                }
                 counts[tier as usize] += 1;
                 misses += (tier != 0) as u64;
                 if tier != 0 && spec.measure_acr {
@@ -356,7 +364,7 @@ pub fn run_until(
         let demand = Demand {
             accesses: counts.iter().map(|&c| c * scale).collect(),
             migration_bytes,
-            stall_ns: src.stall_ns + pending_stall,
+            stall_ns: src.stall_ns + pending_stall + write_stall,
             mechanism_cpu_ns: cpu,
             compute_ns: if clock.is_some() { instructions as f64 * cfg.app.ns_per_instruction } else { 0.0 },
         };
@@ -405,9 +413,10 @@ pub fn run_until(
         }
 
         if done >= next_record || done == total {
-            let (p, d) = (machine.promotions - promo_mark.0, machine.demotions - promo_mark.1);
-            promo_mark = (machine.promotions, machine.demotions);
-            let mut point = record(&record_window, &latency, now, p, d);
+            let mark = (machine.promotions, machine.demotions, machine.copied);
+            let (p, d, c) = (mark.0 - promo_mark.0, mark.1 - promo_mark.1, mark.2 - promo_mark.2);
+            promo_mark = mark;
+            let mut point = record(&record_window, &latency, now, p, d, c);
             point.access_count_ratio = acr.close_window();
             timeline.push(point);
             record_window = Window::new(tiers);
@@ -440,7 +449,7 @@ pub fn run_until(
         access_count_ratio: acr.mean(),
         promotions: machine.promotions,
         demotions: machine.demotions,
-        migrated_bytes: (machine.promotions + machine.demotions) * PAGE_SIZE,
+        migrated_bytes: machine.copied * PAGE_SIZE,
         tracking_bytes: tracking as u64,
         mechanism_cpu_ns: run_window.cpu_ns,
         mechanism_cpu_pct: 100.0 * run_window.cpu_ns / (wall * cfg.app.threads as f64),
@@ -480,7 +489,7 @@ fn telemetry(machine: &Machine, w: &Window, latency: &[f64], interval_ns: f64, n
     Telemetry { now, interval: interval_ns as Nanos, tiers, mechanism_cpu_ns: w.cpu_ns as u64, app_cpu_ns }
 }
 
-fn record(w: &Window, latency: &[f64], now: f64, promotions: u64, demotions: u64) -> IntervalRecord {
+fn record(w: &Window, latency: &[f64], now: f64, promotions: u64, demotions: u64, copied: u64) -> IntervalRecord {
     let accesses: u64 = w.accesses.iter().sum();
     IntervalRecord {
         end_ns: now,
@@ -490,7 +499,7 @@ fn record(w: &Window, latency: &[f64], now: f64, promotions: u64, demotions: u64
         latency_ns: (0..latency.len()).map(|t| w.latency(t, latency[t])).collect(),
         promotions,
         demotions,
-        migrated_bytes: (promotions + demotions) * PAGE_SIZE,
+        migrated_bytes: copied * PAGE_SIZE,
         access_count_ratio: None,
     }
 }

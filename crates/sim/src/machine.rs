@@ -1,6 +1,24 @@
 //! The simulated machine's page table: which tier every page lives on, capacities,
 //! first-touch allocation, and migration with its costs. Implements
 //! [`tierkit_core::Memory`], so policies see it exactly as they see a live process.
+//!
+//! Non-exclusive tiering (NOMAD, OSDI '24 §3), on once [`Machine::keep_shadows`] is
+//! called (for a policy whose [`tierkit_core::Policy::non_exclusive`] says so):
+//!
+//! - A promotion keeps the page's old copy as a shadow on the tier it came from; the
+//!   shadow occupies a page of that tier until it is dropped.
+//! - A write to the page ([`Machine::write`]) drops its shadow, at the stall of a
+//!   write-protection fault (`migration.write_protect_fault_ns`).
+//! - Demoting a page to the tier that holds its shadow remaps it: no bytes moved, CPU
+//!   `migration.remap_ns_per_page`. Any other move copies as usual and drops the shadow.
+//! - When a tier has no free page for a copy or a first touch, a shadow on it is
+//!   reclaimed first (in address order from where the last reclaim stopped).
+//! - Promotions are transactional: each page is copied (bytes and `cpu_ns_per_page`, as
+//!   any migration) while it stays mapped, then committed. The `k`-th copy of a
+//!   `migrate` call is taken to run over the `k` copy times (`cpu_ns_per_page` each)
+//!   before the call's commit point, the machine's clock; a write to the page in that
+//!   window aborts the commit ([`MoveStatus::Busy`], the copy's cost spent). The commit's
+//!   second round of TLB shootdowns costs `cpu_ns_per_call` once more per call.
 
 use std::cell::Cell;
 
@@ -26,10 +44,44 @@ pub struct Machine {
     cfg_cpu_per_page: f64,
     cfg_cpu_per_call: f64,
     cfg_pte_ns: f64,
-    /// Pages moved to a faster / slower tier so far.
+    /// Pages moved to a faster tier so far.
     pub promotions: u64,
     /// Pages moved to a slower tier so far.
     pub demotions: u64,
+    /// Pages copied so far: every promotion and demotion of an exclusive machine; without
+    /// shadow remaps, with aborted transactional copies, under non-exclusive tiering.
+    pub copied: u64,
+    shadows: Option<Box<Shadows>>,
+    cfg_remap_ns: f64,
+    cfg_write_fault_ns: f64,
+}
+
+/// Non-exclusive tiering's state (see the module documentation).
+struct Shadows {
+    /// Per page: 1 + the tier holding its shadow, or 0.
+    of: Vec<u8>,
+    /// Per page: the time of its last write (ns; 0 for never).
+    written: Vec<Nanos>,
+    /// Shadow pages held per tier.
+    held: Vec<u64>,
+    /// Where the next reclaim looks for a shadow.
+    cursor: usize,
+    counts: ShadowCounts,
+}
+
+/// What non-exclusive tiering did on a [`Machine`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShadowCounts {
+    /// Shadows held now.
+    pub held: u64,
+    /// Demotions made by remapping to a shadow (no copy).
+    pub remaps: u64,
+    /// Transactional promotions aborted by a write during the copy.
+    pub aborts: u64,
+    /// Shadows dropped by a write.
+    pub dropped: u64,
+    /// Shadows reclaimed for a tier short of free pages.
+    pub reclaimed: u64,
 }
 
 /// Tier capacities for `pages` pages at fast:slow `ratio`: the fast tier holds
@@ -73,7 +125,123 @@ impl Machine {
             cfg_pte_ns: cfg.mechanisms.pte_ns,
             promotions: 0,
             demotions: 0,
+            copied: 0,
+            shadows: None,
+            cfg_remap_ns: cfg.migration.remap_ns_per_page,
+            cfg_write_fault_ns: cfg.migration.write_protect_fault_ns,
         }
+    }
+
+    /// Turns non-exclusive tiering on (see the module documentation).
+    pub fn keep_shadows(&mut self) {
+        let pages = self.place.len();
+        let counts = ShadowCounts::default();
+        let held = vec![0; self.tiers.len()];
+        self.shadows = Some(Box::new(Shadows { of: vec![0; pages], written: vec![0; pages], held, cursor: 0, counts }));
+    }
+
+    /// Whether non-exclusive tiering is on.
+    pub fn keeps_shadows(&self) -> bool {
+        self.shadows.is_some()
+    }
+
+    /// What non-exclusive tiering did so far (all zero when it is off).
+    pub fn shadow_counts(&self) -> ShadowCounts {
+        self.shadows
+            .as_ref()
+            .map_or_else(ShadowCounts::default, |s| ShadowCounts { held: s.held.iter().sum(), ..s.counts })
+    }
+
+    /// Records a write to `page` at `time` under non-exclusive tiering: it drops the
+    /// page's shadow. Returns the stall it costs the writing thread, ns (0 when off).
+    pub fn write(&mut self, page: u64, time: Nanos) -> f64 {
+        let Some(s) = self.shadows.as_mut() else { return 0.0 };
+        let p = page as usize;
+        s.written[p] = time.max(1);
+        match s.of[p] {
+            0 => 0.0,
+            t => {
+                s.of[p] = 0;
+                s.held[t as usize - 1] -= 1;
+                s.counts.dropped += 1;
+                self.cfg_write_fault_ns
+            }
+        }
+    }
+
+    /// Shadow pages held on tier `t`.
+    #[inline]
+    fn held(&self, t: usize) -> u64 {
+        self.shadows.as_ref().map_or(0, |s| s.held[t])
+    }
+
+    /// Frees one shadow held on `tier`; false when it holds none.
+    fn reclaim_shadow(&mut self, tier: usize) -> bool {
+        let Some(s) = self.shadows.as_mut().filter(|s| s.held[tier] > 0) else { return false };
+        let n = s.of.len();
+        let want = tier as u8 + 1;
+        let at = (0..n).map(|i| (s.cursor + i) % n).find(|&p| s.of[p] == want).expect("a held shadow");
+        s.of[at] = 0;
+        s.held[tier] -= 1;
+        s.counts.reclaimed += 1;
+        s.cursor = (at + 1) % n;
+        true
+    }
+
+    /// Moves resident `page` from `from` to `to` (see the module documentation);
+    /// `copying` counts the call's transactional copies so far.
+    fn move_page(&mut self, page: Page, from: TierId, to: TierId, copying: &mut u64) -> MoveStatus {
+        let p = page as usize;
+        let (f, t) = (from.index(), to.index());
+        let shadow = self.shadows.as_ref().map_or(0, |s| s.of[p]);
+        if shadow == to.0 + 1 {
+            let s = self.shadows.as_mut().expect("a shadow");
+            s.of[p] = 0;
+            s.held[t] -= 1;
+            s.counts.remaps += 1;
+            self.used[f] -= 1;
+            self.used[t] += 1;
+            self.place[p] = to.0;
+            self.migration_cpu_ns += self.cfg_remap_ns;
+            self.demotions += 1;
+            return MoveStatus::Moved;
+        }
+        if self.free_pages(to) == 0 && !self.reclaim_shadow(t) {
+            return MoveStatus::NoSpace;
+        }
+        self.migration_bytes[f] += PAGE_SIZE;
+        self.migration_bytes[t] += PAGE_SIZE;
+        self.migration_cpu_ns += self.cfg_cpu_per_page;
+        self.copied += 1;
+        let now = self.now;
+        let copy_ns = self.cfg_cpu_per_page;
+        if let Some(s) = self.shadows.as_mut() {
+            if to < from {
+                *copying += 1;
+                let start = now.saturating_sub((*copying as f64 * copy_ns) as Nanos);
+                if s.written[p] != 0 && s.written[p] >= start {
+                    s.counts.aborts += 1;
+                    return MoveStatus::Busy;
+                }
+            }
+            if shadow != 0 {
+                s.of[p] = 0;
+                s.held[shadow as usize - 1] -= 1;
+            }
+            if to < from {
+                s.of[p] = from.0 + 1;
+                s.held[f] += 1;
+            }
+        }
+        self.used[f] -= 1;
+        self.used[t] += 1;
+        self.place[p] = to.0;
+        if to < from {
+            self.promotions += 1;
+        } else {
+            self.demotions += 1;
+        }
+        MoveStatus::Moved
     }
 
     /// The tier index of `page`, or `None` before its first touch.
@@ -104,7 +272,11 @@ impl Machine {
         let tier = if fast_ok && self.used[0] < self.fast_alloc_limit {
             0
         } else {
-            (1..self.tiers.len()).find(|&t| self.used[t] < self.tiers[t].capacity_pages).unwrap_or(self.tiers.len() - 1)
+            let n = self.tiers.len();
+            (1..n)
+                .find(|&t| self.used[t] + self.held(t) < self.tiers[t].capacity_pages)
+                .or_else(|| (1..n).find(|&t| self.reclaim_shadow(t)))
+                .unwrap_or(n - 1)
         };
         self.used[tier] += 1;
         self.place[page as usize] = tier as u8;
@@ -145,7 +317,13 @@ impl Memory for Machine {
     }
 
     fn free_pages(&self, tier: TierId) -> u64 {
-        self.tiers.get(tier.index()).map_or(0, |t| t.capacity_pages.saturating_sub(self.used[tier.index()]))
+        let t = tier.index();
+        self.tiers.get(t).map_or(0, |info| info.capacity_pages.saturating_sub(self.used[t] + self.held(t)))
+    }
+
+    fn shadowed(&self, page: Page) -> bool {
+        let shadows = self.shadows.as_ref();
+        shadows.is_some_and(|s| usize::try_from(page).ok().and_then(|p| s.of.get(p)).is_some_and(|&t| t != 0))
     }
 
     fn tier_of(&self, page: Page) -> Option<TierId> {
@@ -183,28 +361,18 @@ impl Memory for Machine {
 
     fn migrate(&mut self, pages: &[Page], to: TierId, out: &mut Vec<MoveStatus>) {
         self.migration_cpu_ns += self.cfg_cpu_per_call;
+        let mut copying = 0;
         for &page in pages {
             let status = match self.tier_of(page) {
                 _ if to.index() >= self.tiers.len() => MoveStatus::NoSuchTier,
                 None => MoveStatus::NotResident,
                 Some(from) if from == to => MoveStatus::AlreadyThere,
-                Some(_) if self.free_pages(to) == 0 => MoveStatus::NoSpace,
-                Some(from) => {
-                    self.used[from.index()] -= 1;
-                    self.used[to.index()] += 1;
-                    self.place[page as usize] = to.0;
-                    self.migration_bytes[from.index()] += PAGE_SIZE;
-                    self.migration_bytes[to.index()] += PAGE_SIZE;
-                    self.migration_cpu_ns += self.cfg_cpu_per_page;
-                    if to < from {
-                        self.promotions += 1;
-                    } else {
-                        self.demotions += 1;
-                    }
-                    MoveStatus::Moved
-                }
+                Some(from) => self.move_page(page, from, to, &mut copying),
             };
             out.push(status);
+        }
+        if copying > 0 {
+            self.migration_cpu_ns += self.cfg_cpu_per_call; // the commit's TLB shootdowns
         }
     }
 }

@@ -21,7 +21,7 @@ pub struct IntervalRecord {
     pub promotions: u64,
     /// Pages demoted in the interval.
     pub demotions: u64,
-    /// Bytes migrated in the interval (4 KiB per page moved).
+    /// Bytes migrated in the interval (4 KiB per page copied).
     pub migrated_bytes: u64,
     /// M5 §4.1's access-count ratio of the interval's promotions (see `acr.rs`).
     pub access_count_ratio: Option<f64>,
@@ -73,7 +73,8 @@ pub struct RunResult {
     pub promotions: u64,
     /// Pages demoted.
     pub demotions: u64,
-    /// Bytes migrated.
+    /// Bytes migrated: 4 KiB per page copied (a demotion that remaps a page to its
+    /// shadow copies none; an aborted transactional promotion did copy).
     pub migrated_bytes: u64,
     /// M5 §4.1's access-count ratio, averaged over intervals with promotions: how hot
     /// the promoted pages were relative to the true hottest slow-tier pages.

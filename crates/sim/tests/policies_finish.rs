@@ -67,6 +67,10 @@ impl Policy for Metered {
         self.inner.tick_interval()
     }
 
+    fn non_exclusive(&self) -> bool {
+        self.inner.non_exclusive()
+    }
+
     fn on_events(&mut self, events: &[Event], ctx: &mut Ctx<'_>) {
         self.metered("on_events", ctx, |p, ctx| p.on_events(events, ctx));
     }

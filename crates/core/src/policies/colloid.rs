@@ -297,6 +297,10 @@ impl Policy for ColloidPolicy {
         self.base.horizon()
     }
 
+    fn non_exclusive(&self) -> bool {
+        self.base.non_exclusive()
+    }
+
     fn on_events(&mut self, events: &[Event], ctx: &mut Ctx<'_>) {
         let start = ctx.plan.len();
         self.base.on_events(events, ctx);

@@ -144,6 +144,16 @@ impl LruList {
         Some(page)
     }
 
+    /// The pages from the tail (least recent) towards the head.
+    pub(crate) fn tail_first(&self) -> impl Iterator<Item = Page> + '_ {
+        let mut at = self.tail;
+        std::iter::from_fn(move || {
+            let node = self.nodes.get(at as usize)?;
+            at = node.prev;
+            Some(node.page)
+        })
+    }
+
     pub(crate) fn heap_bytes(&self) -> usize {
         self.nodes.capacity() * std::mem::size_of::<Node>() + self.free.capacity() * 4 + self.index.heap_bytes()
     }

@@ -16,6 +16,7 @@ mod lfu;
 mod lru;
 mod m5;
 mod memtis;
+mod nomad;
 #[cfg(test)]
 mod rig;
 mod streams;
@@ -38,6 +39,7 @@ pub use lfu::{LfuParams, LfuPolicy};
 pub use lru::{LruParams, LruPolicy};
 pub use m5::{M5Mode, M5Params, M5Policy};
 pub use memtis::{MemtisParams, MemtisPolicy};
+pub use nomad::{NomadParams, NomadPolicy, NomadStats};
 pub use streams::{Observation, StreamDetector, StreamParams};
 pub use threshold::{ThresholdParams, ThresholdPolicy};
 pub use tierkit::{TierkitParams, TierkitPolicy};
@@ -215,6 +217,11 @@ pub const REGISTRY: &[Registered] = &[
         name: "arms",
         about: "ARMS: short/long-term EWMA scores, capacity-sized hot set (no threshold), cost/benefit gate, interval-bounded batches",
         build: |s| Ok(Box::new(ArmsPolicy::new(ArmsParams::default(), s)?)),
+    },
+    Registered {
+        name: "nomad",
+        about: "NOMAD: TPP's hint-fault promotion and LRU demotion with shadow copies (clean demotions remap, no copy) and transactional promotion",
+        build: |_| Ok(Box::new(NomadPolicy::new(NomadParams::default())?)),
     },
     Registered {
         name: "arc",

@@ -55,6 +55,11 @@ fn default_ns_per_instruction() -> f64 {
 
 /// Migration costs (the data movement itself is charged as bandwidth: 4 KiB read on the
 /// source tier + 4 KiB written on the destination per page).
+///
+/// Non-exclusive tiering (NOMAD, OSDI '24; on when the policy asks for it) reuses these:
+/// a transactional promotion's copy takes `cpu_ns_per_page` per page, its pages copied
+/// one after another, and its commit needs a second round of TLB shootdowns
+/// (`cpu_ns_per_call` once more per call). Its two own costs are the fields below.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MigrationModel {
@@ -69,6 +74,25 @@ pub struct MigrationModel {
     /// Migration rate limit, bytes/s. Linux's numa_balancing_promote_rate_limit_MBps
     /// default is 65536 MB/s.
     pub max_bytes_per_sec: f64,
+    /// CPU per page demoted by remapping it to its valid shadow copy (non-exclusive
+    /// tiering), ns: unmap, PTE update and freeing the fast page, with no allocation and
+    /// no copy. NOMAD gives no figure (§3 counts such a demotion as no migration); tierkit
+    /// takes the PTE work of one minor fault, `mechanisms.hint_fault_ns`: 1.5 µs.
+    #[serde(default = "default_remap_ns_per_page")]
+    pub remap_ns_per_page: f64,
+    /// Stall of the write-protection fault that drops a page's shadow at its first write
+    /// (NOMAD maps shadowed pages read-only), ns: a minor fault, as
+    /// `mechanisms.hint_fault_ns`: 1.5 µs.
+    #[serde(default = "default_write_protect_fault_ns")]
+    pub write_protect_fault_ns: f64,
+}
+
+fn default_remap_ns_per_page() -> f64 {
+    1_500.0
+}
+
+fn default_write_protect_fault_ns() -> f64 {
+    1_500.0
 }
 
 /// CPU cost of each tracking mechanism, charged to the run (to the application's cores:
@@ -144,6 +168,8 @@ impl MachineConfig {
                 cpu_ns_per_call: 20_000.0,
                 batch_pages: 512,
                 max_bytes_per_sec: 65_536.0 * 1e6,
+                remap_ns_per_page: default_remap_ns_per_page(),
+                write_protect_fault_ns: default_write_protect_fault_ns(),
             },
             mechanisms: MechanismCosts {
                 sample_ns: 200.0,
@@ -265,6 +291,8 @@ impl MachineConfig {
         }
         let c = &self.mechanisms;
         for (k, v) in [
+            ("migration.remap_ns_per_page", m.remap_ns_per_page),
+            ("migration.write_protect_fault_ns", m.write_protect_fault_ns),
             ("mechanisms.sample_ns", c.sample_ns),
             ("mechanisms.hint_fault_ns", c.hint_fault_ns),
             ("mechanisms.pte_ns", c.pte_ns),
