@@ -70,6 +70,21 @@ def main() -> int:
                 failures += ours != theirs
                 print(f"{status}: zipf({alpha}) {policy:<12} {ratio:>5} cache {size:>6} objects: "
                       f"tierkit {ours} misses, libCacheSim {theirs} misses of {n}")
+    # The same comparison as one command: `tierkit bench --against libcachesim`.
+    bench = [binary, "bench", "--workload", "trace", "--opt", f"path={trace}", "--cache-mode",
+             "--against", "libcachesim", "--python", sys.executable]
+    out = subprocess.run([*bench, "--policies", "lru-cache,clock-cache"], capture_output=True, text=True)
+    cases += 1
+    identical = [line for line in out.stdout.splitlines() if "libCacheSim" in line and line.endswith(": identical)")]
+    bench_ok = out.returncode == 0 and len(identical) == 2
+    failures += not bench_ok
+    print(f"{'ok' if bench_ok else 'FAIL'}: bench --against libcachesim: exit {out.returncode}, "
+          f"{len(identical)} of 2 identical comparisons\n{out.stdout}{out.stderr}")
+    out = subprocess.run([*bench, "--policies", "lru"], capture_output=True, text=True)
+    cases += 1
+    refused = out.returncode != 0 and "lru has no libCacheSim counterpart" in out.stderr
+    failures += not refused
+    print(f"{'ok' if refused else 'FAIL'}: bench --against libcachesim refuses a tiering policy: {out.stderr.strip()}")
     print(f"libcachesim: {cases - failures} passed, {failures} failed")
     return 1 if failures else 0
 
