@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
 
 import pytest
 
@@ -71,5 +72,13 @@ def test_ray_backend_equals_local():
     try:
         grid = {"workload": ["zipf"], "policy": ["tierkit", "none"], **SMALL}
         assert tierkit.sweep(grid, backend="ray").equals(tierkit.sweep(grid))
+        # The scale-out route for recorded programs (`tierkit compare` has no cluster
+        # backend): traces x policies x ratios, each trace on its own clock.
+        corpus = Path(__file__).resolve().parents[2] / "corpus"
+        traces = {"workload": ["trace"], "path": [str(corpus / "redis.tktrace"), str(corpus / "xz.tktrace")],
+                  "limit": [100_000], "policy": ["tierkit", "none", "hemem"], "ratio": ["1:16", "1:8"]}
+        on_ray = tierkit.sweep(traces, backend="ray")
+        assert len(on_ray) == 2 * 3 * 2
+        assert on_ray.equals(tierkit.sweep(traces))
     finally:
         ray.shutdown()
