@@ -1,6 +1,8 @@
 //! `tierkit sim` and `tierkit compare`: run policies on the simulator and print the
 //! comparison.
 
+mod summary;
+
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
@@ -225,6 +227,9 @@ fn emit(rows: &[Row], json: bool, csv: bool, timeline: Option<&str>) -> Result<(
         }
     } else {
         table(&mut out, rows)?;
+        summary::write(&mut out, rows, |r| {
+            format!("{} {}:{}", workload_label(&r.result), r.result.ratio.0, r.result.ratio.1)
+        })?;
     }
     Ok(())
 }

@@ -73,6 +73,38 @@ fn compare_prints_every_cell_relative_to_the_references() {
 }
 
 #[test]
+fn the_compare_table_ends_with_a_summary_of_the_csv_rows_and_a_legend() {
+    let args = ["compare", "--workload", "zipf,gups", "--ratios", "1:16,1:8", "--policies", "oracle,none,lru,tierkit"];
+    let (ok, csv, err) = tierkit(&with_small(&[&args[..], &["--csv"]].concat()));
+    assert!(ok, "{err}");
+    let (ok, table, err) = tierkit(&with_small(&args));
+    assert!(ok, "{err}");
+    let summary = &table[table.find("Summary over 4 cells").unwrap_or_else(|| panic!("no summary: {table}"))..];
+    // The same figures from the rows: per policy, the geometric mean of %oracle and the
+    // cells where it is within 0.1 points of the best non-reference policy.
+    let rows: Vec<(String, String, f64)> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|r| !["oracle", "all-local"].contains(&r[2]))
+        .map(|r| (format!("{} {}", r[0], r[1]), r[2].to_string(), r[5].parse().unwrap()))
+        .collect();
+    for policy in ["none", "lru", "tierkit"] {
+        let mine: Vec<&(String, String, f64)> = rows.iter().filter(|r| r.1 == policy).collect();
+        let geomean = 100.0 * (mine.iter().map(|r| (r.2 / 100.0).ln()).sum::<f64>() / mine.len() as f64).exp();
+        let won = mine.iter().filter(|m| rows.iter().filter(|r| r.0 == m.0).all(|r| m.2 >= r.2 - 0.1)).count();
+        let line = summary.lines().find(|l| l.trim_start().starts_with(&format!("{policy} "))).unwrap();
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let printed: f64 = fields[1].parse().unwrap();
+        assert!((printed - geomean).abs() <= 0.06, "{policy}: {printed} vs {geomean:.2} from the rows\n{summary}");
+        assert_eq!(fields[2], format!("{won}/4"), "{policy}\n{summary}");
+    }
+    for column in ["%local", "%oracle", "hit", "promoted, demoted", "tracking, cpu%", "geomean %or", "cells won"] {
+        assert!(summary.lines().any(|l| l.trim_start().starts_with(column)), "legend lacks {column}: {summary}");
+    }
+}
+
+#[test]
 fn sim_writes_json_and_a_timeline() {
     let dir = std::env::temp_dir().join(format!("tierkit-timeline-{}", std::process::id()));
     let d = dir.to_str().unwrap();
