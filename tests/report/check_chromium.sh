@@ -83,6 +83,12 @@ for f in "$work"/png/*.png; do
 	pngs=$((pngs + 1))
 done
 [ "$pngs" -eq "$figures" ] || { echo "--png wrote $pngs PNGs, expected $figures" >&2; exit 1; }
+# The report of the default compare (eight page-hotness maps of 64 x 50 cells) stays
+# under 1 MB: cells of one colour level are drawn as one rectangle.
+"$bin" compare --json >"$work/default.json"
+"$bin" report "$work/default.json" -o "$work/default.html"
+size=$(stat -c %s "$work/default.html")
+[ "$size" -lt 1000000 ] || { echo "the default compare's report is $size bytes, over 1 MB" >&2; exit 1; }
 timeout 120 "$browser" --headless=new --no-sandbox --disable-gpu --hide-scrollbars --window-size=1100,1600 \
 	--screenshot="$work/report.png" "file://$work/report.html" 2>/dev/null
 echo "report-check: ok ($figures figures, $pngs PNGs; page screenshot in $work/report.png)"

@@ -38,7 +38,7 @@ pub fn figure(workload: &str, spec: &WorkloadSpec) -> Result<Figure, String> {
                     let c = counts[t][p];
                     let v = if scale > 0.0 { (c as f64).ln_1p() / scale } else { 0.0 };
                     let tip = format!(
-                        "pages {}-{} of the footprint, {}-{} of the run: {c} accesses",
+                        "pages {}-{}, run {}-{}: {c} accesses",
                         share(p, PAGE_BINS),
                         share(p + 1, PAGE_BINS),
                         share(t, TIME_BINS),

@@ -217,6 +217,15 @@ impl LineChart {
 }
 
 /// Colour of `v` in 0..=1 on a purple (0), teal (0.5), yellow (1) scale.
+/// Colour levels of a heat map: few enough that neighbouring cells of nearly equal
+/// values share one element (and the report stays small), enough to read a log scale.
+const COLOUR_LEVELS: u32 = 12;
+
+/// The colour level of a value in [0, 1] (clamped).
+fn colour_level(v: f64) -> u32 {
+    (v.clamp(0.0, 1.0) * f64::from(COLOUR_LEVELS)).round() as u32
+}
+
 fn heat_colour(v: f64) -> String {
     const STOPS: [[f64; 3]; 3] = [[68.0, 1.0, 84.0], [33.0, 145.0, 140.0], [253.0, 231.0, 37.0]];
     let v = v.clamp(0.0, 1.0) * 2.0;
@@ -245,16 +254,24 @@ impl HeatMap {
                     l = esc(&row.label),
                 );
             }
-            for (c, (v, tip)) in row.cells.iter().enumerate() {
+            // Neighbouring cells of one colour level are one rectangle: a map of thousands
+            // of cells, each with its own element and tooltip, made reports megabytes.
+            let mut c = 0;
+            while c < row.cells.len() {
+                let (v, tip) = &row.cells[c];
+                let level = colour_level(*v);
+                let run = row.cells[c..].iter().take_while(|(w, _)| colour_level(*w) == level).count();
+                let more = if run > 1 { format!(" (and {} more to the right)", run - 1) } else { String::new() };
                 let _ = write!(
                     out,
-                    r#"<rect class="cell" x="{:.2}" y="{y:.2}" width="{:.2}" height="{:.2}" fill="{}"><title>{}</title></rect>"#,
+                    r#"<rect class="cell" x="{:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{}{more}</title></rect>"#,
                     left + c as f64 * cw,
-                    cw + 0.3,
+                    cw * run as f64 + 0.3,
                     rh + 0.3,
-                    heat_colour(*v),
+                    heat_colour(f64::from(level) / f64::from(COLOUR_LEVELS)),
                     esc(tip),
                 );
+                c += run;
             }
         }
         let (xt, step) = ticks(0.0, 100.0, 5);
@@ -361,6 +378,10 @@ mod tests {
         };
         let svg = map.render();
         assert_eq!(svg.matches(r#"class="cell""#).count(), 3);
+        // Neighbours of one colour level are one rectangle, its tooltip the first's.
+        let merged = HeatMap { rows: vec![row("q", &[0.5, 0.52, 0.9])], ..map }.render();
+        assert_eq!(merged.matches(r#"class="cell""#).count(), 2, "{merged}");
+        assert!(merged.contains("<title>q: 0.5 &lt; (and 1 more to the right)</title>"), "{merged}");
         assert!(svg.contains(&format!(r#"fill="{}""#, heat_colour(0.0))));
         assert!(svg.contains("<title>p: 1 &lt;</title>") && svg.contains(">max 9</text>") && svg.contains(">pages<"));
         assert_eq!(svg.matches(r#"text-anchor="end""#).count(), 1, "an empty label draws nothing");
