@@ -105,6 +105,20 @@ fn the_compare_table_ends_with_a_summary_of_the_csv_rows_and_a_legend() {
 }
 
 #[test]
+fn rows_that_beat_the_hit_ratio_oracle_under_contention_are_marked() {
+    let args =
+        ["compare", "--workload", "gups", "--ratios", "1:8", "--policies", "oracle,none", "--antagonist", "0.65"];
+    let (ok, table, err) = tierkit(&with_small(&args));
+    assert!(ok, "{err}");
+    let none: Vec<&str> =
+        table.lines().find(|l| l.trim_start().starts_with("none ")).unwrap().split_whitespace().collect();
+    let oracle = table.lines().find(|l| l.trim_start().starts_with("oracle ")).unwrap();
+    assert!(none[2].ends_with('*') && none[2].trim_end_matches('*').parse::<f64>().unwrap() > 100.0, "{table}");
+    assert!(!oracle.contains('*'), "{table}");
+    assert!(table.contains("does not model contention"), "{table}");
+}
+
+#[test]
 fn sim_writes_json_and_a_timeline() {
     let dir = std::env::temp_dir().join(format!("tierkit-timeline-{}", std::process::id()));
     let d = dir.to_str().unwrap();
