@@ -1,5 +1,6 @@
 //! The `tierkit` command.
 
+mod advise_cmd;
 mod args;
 mod bench_cmd;
 mod compare_cmd;
@@ -30,6 +31,8 @@ struct Cli {
 enum Command {
     /// Compare policies side by side on the simulator (default: the built-in suite).
     Compare(compare_cmd::CompareArgs),
+    /// For one program's trace: the smallest DRAM share within a target slowdown, and the best policy per size.
+    Advise(advise_cmd::AdviseArgs),
     /// Simulate one policy on one workload at one ratio.
     Sim(compare_cmd::SimArgs),
     /// List workloads, policies, references and machine presets.
@@ -102,6 +105,7 @@ fn error_text(e: &anyhow::Error) -> String {
 fn dispatch(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Compare(a) => compare_cmd::run(a),
+        Command::Advise(a) => advise_cmd::run(a),
         Command::Sim(a) => compare_cmd::sim(a),
         Command::Bench(a) => bench_cmd::run_bench(a),
         Command::Trace(c) => trace_cmd::run(c),

@@ -1,0 +1,304 @@
+//! `tierkit advise --trace FILE`: the answer a CXL user wants for one program — the
+//! smallest DRAM share that keeps it within a target slowdown of all-DRAM under the best
+//! policy, the best policy at each size with its margins, and how far to trust that.
+//!
+//! It runs every policy (or `--policies`) over fast:slow ratios from 1:32 to 1:2 on the
+//! chosen machine, as `compare --trace` does, and prints the answer first, then the
+//! table per size and a chart of slowdown against DRAM share.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+
+use anyhow::{bail, Result};
+use clap::Args;
+use serde::Serialize;
+use tierkit_sim::compare::{compare, real_suite_policies, Grid, Row};
+use tierkit_sim::workload::WorkloadSpec;
+
+use crate::args::parse_ratio;
+use crate::machine_args::{MachineArgs, SizeArgs};
+
+/// Flags of `tierkit advise`.
+#[derive(Args, Debug)]
+pub struct AdviseArgs {
+    /// The program's trace (any format `tierkit trace info` reads; `tierkit record` makes one).
+    #[arg(long, value_name = "FILE")]
+    pub trace: String,
+    /// The largest slowdown against all-DRAM to accept, in percent (e.g. 5 or 5%).
+    #[arg(long, default_value = "5%", value_parser = parse_percent)]
+    pub target: f64,
+    /// Fast:slow ratios to try, comma-separated.
+    #[arg(long, value_delimiter = ',', value_parser = parse_ratio,
+          default_values = ["1:32", "1:16", "1:8", "1:4", "1:2"])]
+    pub ratios: Vec<(u64, u64)>,
+    /// Policies to consider (default: every policy `compare --suite real` runs).
+    #[arg(long, value_delimiter = ',')]
+    pub policies: Vec<String>,
+    #[command(flatten)]
+    pub size: SizeArgs,
+    #[command(flatten)]
+    pub machine: MachineArgs,
+    /// Parallel runs (default: one per core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Print the answer as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_percent(s: &str) -> Result<f64, String> {
+    let v: f64 =
+        s.trim().trim_end_matches('%').parse().map_err(|_| format!("target {s:?}: a percentage such as 5%"))?;
+    if !(v > 0.0 && v < 100.0) {
+        return Err(format!("target {s:?}: a slowdown above 0% and below 100%"));
+    }
+    Ok(v)
+}
+
+/// References that bound the answer rather than compete in it.
+const REFERENCES: [&str; 3] = ["all-local", "oracle", "static-oracle"];
+
+/// One DRAM size.
+#[derive(Clone, Serialize)]
+struct Size {
+    ratio: String,
+    /// Share of the footprint in DRAM, and its bytes.
+    dram_share: f64,
+    dram_bytes: u64,
+    best: String,
+    best_pct_of_all_local: f64,
+    runner_up: Option<String>,
+    margin_over_runner_up: Option<f64>,
+    margin_over_none: Option<f64>,
+}
+
+/// The answer.
+#[derive(Serialize)]
+struct Advice {
+    trace: String,
+    time_base: String,
+    target_slowdown_pct: f64,
+    /// The smallest size within the target, if any.
+    recommended: Option<Size>,
+    sizes: Vec<Size>,
+    /// Simulated seconds the runs span, and the policies whose settling time is longer.
+    run_seconds: f64,
+    too_short_for: Vec<String>,
+    /// The runs (`compare --json` has them all).
+    #[serde(skip)]
+    rows: Vec<Row>,
+}
+
+/// Runs `tierkit advise`.
+pub fn run(a: AdviseArgs) -> Result<()> {
+    let seed = a.machine.seed;
+    let workload = a.size.apply(WorkloadSpec::new("trace", 65_536, 3_000_000, seed).with("path", &a.trace))?;
+    let mut policies = if a.policies.is_empty() { real_suite_policies() } else { a.policies.clone() };
+    policies.retain(|p| p != "oracle" && p != "static-oracle"); // the answer needs no oracle
+    for needed in ["all-local", "none"] {
+        if !policies.iter().any(|p| p == needed) {
+            policies.push(needed.to_string());
+        }
+    }
+    if a.ratios.iter().any(|&(f, s)| f == 0 || s == 0) {
+        bail!("--ratios: every ratio needs a fast and a slow part, e.g. 1:8");
+    }
+    let grid = Grid {
+        machine: a.machine.config()?,
+        workloads: vec![workload],
+        ratios: a.ratios.clone(),
+        policies,
+        seed,
+        scale: a.machine.scale(),
+        follow_clock: a.machine.follow_clock(),
+        prefault: !a.machine.no_prefault,
+        cache_mode: false,
+        measure_acr: false,
+    };
+    let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let tty = std::io::stderr().is_terminal();
+    let rows = compare(&grid, jobs, &|done, total, _| {
+        if tty {
+            eprint!("\radvise: {done}/{total} runs");
+        }
+    })?;
+    if tty {
+        eprintln!();
+    }
+    let advice = advise(&a, rows)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&advice)?);
+    } else {
+        print(&advice);
+    }
+    Ok(())
+}
+
+fn advise(a: &AdviseArgs, rows: Vec<Row>) -> Result<Advice> {
+    let first = rows.first().map(|r| r.result.clone()).unwrap_or_default();
+    let mut by_ratio: BTreeMap<(u64, u64), Vec<&Row>> = BTreeMap::new();
+    for r in rows.iter().filter(|r| !REFERENCES.contains(&r.result.policy.as_str())) {
+        by_ratio.entry(r.result.ratio).or_default().push(r);
+    }
+    // Smallest DRAM share first.
+    let mut ratios: Vec<(u64, u64)> = by_ratio.keys().copied().collect();
+    ratios.sort_by(|x, y| (x.0 * y.1).cmp(&(y.0 * x.1)));
+    let mut sizes: Vec<Size> = Vec::new();
+    for ratio in ratios {
+        let mut runs = by_ratio[&ratio].clone();
+        runs.sort_by(|x, y| y.pct_of_all_local.total_cmp(&x.pct_of_all_local));
+        let best = runs[0];
+        let none = runs.iter().find(|r| r.result.policy == "none").map(|r| r.pct_of_all_local);
+        sizes.push(Size {
+            ratio: format!("{}:{}", ratio.0, ratio.1),
+            dram_share: ratio.0 as f64 / (ratio.0 + ratio.1) as f64,
+            dram_bytes: best.result.fast_pages * tierkit_core::PAGE_SIZE,
+            best: best.result.policy.clone(),
+            best_pct_of_all_local: best.pct_of_all_local,
+            runner_up: runs.get(1).map(|r| r.result.policy.clone()),
+            margin_over_runner_up: runs.get(1).map(|r| best.pct_of_all_local - r.pct_of_all_local),
+            margin_over_none: none.map(|n| best.pct_of_all_local - n),
+        });
+    }
+    if sizes.is_empty() {
+        bail!("no policy ran: give at least one policy besides the references");
+    }
+    let recommended = sizes.iter().find(|s| 100.0 - s.best_pct_of_all_local <= a.target).cloned();
+    let wall = rows.iter().map(|r| r.result.wall_ns).fold(f64::INFINITY, f64::min);
+    let mut too_short: Vec<String> = rows
+        .iter()
+        .filter(|r| r.result.horizon_ns as f64 > r.result.wall_ns)
+        .map(|r| r.result.policy.clone())
+        .collect();
+    too_short.sort();
+    too_short.dedup();
+    Ok(Advice {
+        trace: a.trace.clone(),
+        time_base: first.time_base,
+        target_slowdown_pct: a.target,
+        recommended,
+        sizes,
+        run_seconds: wall * 1e-9,
+        too_short_for: too_short,
+        rows,
+    })
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.0} MiB", bytes as f64 / (1u64 << 20) as f64)
+}
+
+fn print(adv: &Advice) {
+    println!("tierkit advise: {} ({})", adv.trace, adv.time_base);
+    match &adv.recommended {
+        Some(s) => println!(
+            "answer: {} of the footprint in DRAM ({}, ratio {}) keeps it within {}% of all-DRAM: {} at {:.1}% \
+             (slowdown {:.1}%)",
+            pct(s.dram_share),
+            mib(s.dram_bytes),
+            s.ratio,
+            adv.target_slowdown_pct,
+            s.best,
+            s.best_pct_of_all_local,
+            100.0 - s.best_pct_of_all_local
+        ),
+        None => {
+            let last = adv.sizes.last().expect("sizes");
+            println!(
+                "answer: no size tried keeps it within {}% of all-DRAM; the largest, {} ({}), reaches {:.1}% under {} \
+                 (slowdown {:.1}%)",
+                adv.target_slowdown_pct,
+                pct(last.dram_share),
+                last.ratio,
+                last.best_pct_of_all_local,
+                last.best,
+                100.0 - last.best_pct_of_all_local
+            );
+        }
+    }
+    println!();
+    println!(
+        "  {:<6} {:>6} {:>10}  {:<14} {:>7}  {:<14} {:>7} {:>9}",
+        "ratio", "DRAM", "", "best", "%local", "runner-up", "vs 2nd", "vs none"
+    );
+    for s in &adv.sizes {
+        println!(
+            "  {:<6} {:>6} {:>10}  {:<14} {:>7.1}  {:<14} {:>7} {:>9}",
+            s.ratio,
+            pct(s.dram_share),
+            mib(s.dram_bytes),
+            s.best,
+            s.best_pct_of_all_local,
+            s.runner_up.as_deref().unwrap_or("-"),
+            s.margin_over_runner_up.map_or("-".into(), |m| format!("{m:+.1}")),
+            s.margin_over_none.map_or("-".into(), |m| format!("{m:+.1}")),
+        );
+    }
+    println!();
+    chart(adv);
+    println!();
+    println!(
+        "confidence: the runs span {:.1} s of the program's time{}. Margins under a point are within what the \
+         simulator's model of a real program can tell apart (docs/RESULTS.md, real programs).",
+        adv.run_seconds,
+        if adv.too_short_for.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ", shorter than the settling time of {}: their figures understate them",
+                adv.too_short_for.join(", ")
+            )
+        }
+    );
+}
+
+fn pct(share: f64) -> String {
+    format!("{:.1}%", share * 100.0)
+}
+
+/// Slowdown against DRAM share: one column per size, one mark per policy among the best
+/// at some size (and `none`).
+fn chart(adv: &Advice) {
+    let mut names: Vec<&str> = adv.sizes.iter().map(|s| s.best.as_str()).collect();
+    names.push("none");
+    names.sort();
+    names.dedup();
+    let slowdown = |policy: &str, ratio: &str| {
+        adv.rows
+            .iter()
+            .find(|r| r.result.policy == policy && format!("{}:{}", r.result.ratio.0, r.result.ratio.1) == ratio)
+            .map(|r| 100.0 - r.pct_of_all_local)
+    };
+    let top = adv
+        .sizes
+        .iter()
+        .flat_map(|s| names.iter().filter_map(|p| slowdown(p, &s.ratio)))
+        .fold(adv.target_slowdown_pct, f64::max);
+    const HEIGHT: usize = 8;
+    let marks: Vec<char> = "abcdefghijklmnopqrstuvwxyz".chars().collect();
+    println!(
+        "slowdown vs DRAM share (marks: {})",
+        names.iter().zip(&marks).map(|(n, m)| format!("{m} {n}")).collect::<Vec<_>>().join(", ")
+    );
+    for line in 0..=HEIGHT {
+        let level = top * (HEIGHT - line) as f64 / HEIGHT as f64;
+        let half = top / HEIGHT as f64 / 2.0;
+        let mut row = format!("  {:>6.1}% |", level);
+        for s in &adv.sizes {
+            let cell: String = names
+                .iter()
+                .zip(&marks)
+                .filter(|(p, _)| slowdown(p, &s.ratio).is_some_and(|v| (v - level).abs() <= half))
+                .map(|(_, m)| *m)
+                .collect();
+            let target = (adv.target_slowdown_pct - level).abs() <= half;
+            row.push_str(&format!(" {:^8}", if cell.is_empty() && target { "-".to_string() } else { cell }));
+        }
+        println!("{row}");
+    }
+    println!("          +{}", "-".repeat(9 * adv.sizes.len()));
+    println!(
+        "           {}",
+        adv.sizes.iter().map(|s| format!("{:^8}", pct(s.dram_share))).collect::<Vec<_>>().join(" ")
+    );
+}
