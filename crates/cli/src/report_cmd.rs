@@ -268,13 +268,15 @@ fn over_time(workload: &str, ratio: (u64, u64), runs: &[(&str, &Vec<Interval>)])
             .iter()
             .map(|(p, t)| HeatRow {
                 label: p.to_string(),
-                cells: t
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| (v.fast_hit_ratio, format!("{p} @ {}: {:.3}", i + 1, v.fast_hit_ratio)))
-                    .collect(),
+                what: p.to_string(),
+                cells: t.iter().map(|v| (v.fast_hit_ratio, format!("{:.3}", v.fast_hit_ratio))).collect(),
             })
             .collect(),
+        columns: (1..=runs.iter().map(|(_, t)| t.len()).max().unwrap_or(0))
+            .map(|i| (i.to_string(), i.to_string()))
+            .collect(),
+        column_noun: "intervals".into(),
+        unit: "hit ratio".into(),
     };
     vec![
         Figure {

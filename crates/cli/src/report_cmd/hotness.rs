@@ -33,18 +33,11 @@ pub fn figure(workload: &str, spec: &WorkloadSpec) -> Result<Figure, String> {
     let rows = (0..PAGE_BINS)
         .map(|p| HeatRow {
             label: if p % LABEL_EVERY == 0 { format!("{}%", p * 100 / PAGE_BINS) } else { String::new() },
+            what: format!("pages {}-{}", share(p, PAGE_BINS), share(p + 1, PAGE_BINS)),
             cells: (0..TIME_BINS)
                 .map(|t| {
                     let c = counts[t][p];
-                    let v = if scale > 0.0 { (c as f64).ln_1p() / scale } else { 0.0 };
-                    let tip = format!(
-                        "pages {}-{}, run {}-{}: {c} accesses",
-                        share(p, PAGE_BINS),
-                        share(p + 1, PAGE_BINS),
-                        share(t, TIME_BINS),
-                        share(t + 1, TIME_BINS)
-                    );
-                    (v, tip)
+                    ((if scale > 0.0 { (c as f64).ln_1p() / scale } else { 0.0 }), c.to_string())
                 })
                 .collect(),
         })
@@ -56,6 +49,9 @@ pub fn figure(workload: &str, spec: &WorkloadSpec) -> Result<Figure, String> {
         value_label: "accesses per cell (log scale)".into(),
         scale: [max.to_string(), "0".into()],
         rows,
+        columns: (0..TIME_BINS).map(|t| (share(t, TIME_BINS), share(t + 1, TIME_BINS))).collect(),
+        column_noun: "run".into(),
+        unit: "accesses".into(),
     };
     Ok(Figure {
         name: format!("{}_page-hotness", slug(workload)),

@@ -64,13 +64,20 @@ pub struct HeatMap {
     pub scale: [String; 2],
     /// The rows, top first; rows may differ in length.
     pub rows: Vec<HeatRow>,
+    /// Per column, the labels of its start and end, for hover text ("2.0%", "4.0%").
+    pub columns: Vec<(String, String)>,
+    /// What the columns are, and the unit of the cells' values, for hover text.
+    pub column_noun: String,
+    pub unit: String,
 }
 
 /// One row of a [`HeatMap`].
 pub struct HeatRow {
     /// Label left of the row (empty: none, for dense rows labelled every few).
     pub label: String,
-    /// `(value in 0..=1, hover text)` per cell.
+    /// What the row is, for hover text.
+    pub what: String,
+    /// `(value in 0..=1, value as shown in hover text)` per cell.
     pub cells: Vec<(f64, String)>,
 }
 
@@ -258,18 +265,27 @@ impl HeatMap {
             // of cells, each with its own element and tooltip, made reports megabytes.
             let mut c = 0;
             while c < row.cells.len() {
-                let (v, tip) = &row.cells[c];
-                let level = colour_level(*v);
+                let level = colour_level(row.cells[c].0);
                 let run = row.cells[c..].iter().take_while(|(w, _)| colour_level(*w) == level).count();
-                let more = if run > 1 { format!(" (and {} more to the right)", run - 1) } else { String::new() };
+                let column = |i: usize| self.columns.get(i).cloned().unwrap_or_default();
+                let values: Vec<&str> = row.cells[c..c + run].iter().map(|(_, t)| t.as_str()).collect();
+                let tip = format!(
+                    "{}, {} {}-{}: {} {}",
+                    row.what,
+                    self.column_noun,
+                    column(c).0,
+                    column(c + run - 1).1,
+                    values.join(", "),
+                    self.unit
+                );
                 let _ = write!(
                     out,
-                    r#"<rect class="cell" x="{:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{}{more}</title></rect>"#,
+                    r#"<rect class="cell" x="{:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{}</title></rect>"#,
                     left + c as f64 * cw,
                     cw * run as f64 + 0.3,
                     rh + 0.3,
                     heat_colour(f64::from(level) / f64::from(COLOUR_LEVELS)),
-                    esc(tip),
+                    esc(&tip),
                 );
                 c += run;
             }
@@ -366,7 +382,8 @@ mod tests {
     fn heat_map_has_a_cell_per_value_coloured_by_value() {
         let row = |label: &str, values: &[f64]| HeatRow {
             label: label.into(),
-            cells: values.iter().map(|v| (*v, format!("{label}: {v} <"))).collect(),
+            what: format!("row {label}"),
+            cells: values.iter().map(|v| (*v, format!("{v}<"))).collect(),
         };
         let map = HeatMap {
             title: "h".into(),
@@ -375,16 +392,23 @@ mod tests {
             value_label: "v".into(),
             scale: ["max 9".into(), "0".into()],
             rows: vec![row("p", &[0.0, 1.0]), row("", &[0.5])],
+            columns: vec![("0".into(), "1".into()), ("1".into(), "2".into())],
+            column_noun: "t".into(),
+            unit: "u".into(),
         };
         let svg = map.render();
         assert_eq!(svg.matches(r#"class="cell""#).count(), 3);
-        // Neighbours of one colour level are one rectangle, its tooltip the first's.
+        assert!(svg.contains(&format!(r#"fill="{}""#, heat_colour(0.0))));
+        assert!(
+            svg.contains("<title>row p, t 1-2: 1&lt; u</title>")
+                && svg.contains(">max 9</text>")
+                && svg.contains(">pages<")
+        );
+        assert_eq!(svg.matches(r#"text-anchor="end""#).count(), 1, "an empty label draws nothing");
+        // Neighbours of one colour level are one rectangle whose hover text lists each value.
         let merged = HeatMap { rows: vec![row("q", &[0.5, 0.52, 0.9])], ..map }.render();
         assert_eq!(merged.matches(r#"class="cell""#).count(), 2, "{merged}");
-        assert!(merged.contains("<title>q: 0.5 &lt; (and 1 more to the right)</title>"), "{merged}");
-        assert!(svg.contains(&format!(r#"fill="{}""#, heat_colour(0.0))));
-        assert!(svg.contains("<title>p: 1 &lt;</title>") && svg.contains(">max 9</text>") && svg.contains(">pages<"));
-        assert_eq!(svg.matches(r#"text-anchor="end""#).count(), 1, "an empty label draws nothing");
+        assert!(merged.contains("<title>row q, t 0-2: 0.5&lt;, 0.52&lt; u</title>"), "{merged}");
         assert_eq!(heat_colour(0.0), "#440154");
         assert_eq!(heat_colour(0.5), "#21918c");
         assert_eq!(heat_colour(1.0), "#fde725");
