@@ -3,11 +3,12 @@
 
 mod summary;
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
 use tierkit_sim::compare::{
     compare, default_suite, paper_suite, real_suite, real_suite_policies, Grid, Row, DEFAULT_POLICIES, DEFAULT_RATIOS,
     PAPER_RATIOS,
@@ -150,11 +151,13 @@ pub fn run(a: CompareArgs) -> Result<()> {
         measure_acr: a.machine.access_count_ratio,
     };
     let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let tty = std::io::stderr().is_terminal();
-    let rows = compare(&grid, jobs, &|done, total, label| progress(tty, done, total, label))?;
-    if tty {
-        eprintln!();
-    }
+    let bar = progress_bar();
+    let rows = compare(&grid, jobs, &|done, total, label| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+        bar.set_message(label.to_string());
+    })?;
+    bar.finish();
     emit(&rows, a.json, a.csv, a.timeline.as_deref())
 }
 
@@ -184,14 +187,11 @@ fn corpus_traces(given: &[String]) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-fn progress(tty: bool, done: usize, total: usize, label: &str) {
-    if !tty {
-        return;
-    }
-    let width = 30;
-    let filled = done * width / total.max(1);
-    eprint!("\r[{}{}] {done}/{total} {label:<40}", "#".repeat(filled), "-".repeat(width - filled));
-    let _ = std::io::stderr().flush();
+/// The runs done, on stderr: `[####------] 12/40 zipf 1:16 tpp`. indicatif draws it only
+/// when stderr is a terminal (and TERM is not `dumb`), so piped output never has it.
+fn progress_bar() -> ProgressBar {
+    let style = ProgressStyle::with_template("[{bar:30}] {pos}/{len} {msg}").expect("a valid template");
+    ProgressBar::no_length().with_style(style.progress_chars("#-"))
 }
 
 fn emit(rows: &[Row], json: bool, csv: bool, timeline: Option<&str>) -> Result<()> {

@@ -51,6 +51,8 @@ fn with_small<'a>(args: &[&'a str]) -> Vec<&'a str> {
 fn compare_prints_every_cell_relative_to_the_references() {
     let (ok, out, err) = tierkit(&with_small(&["compare", "--workload", "zipf,gups", "--ratios", "1:16,1:8", "--csv"]));
     assert!(ok, "{err}");
+    // The progress bar is for terminals: piped stderr gets none of it.
+    assert!(!err.contains(['\x1b', '\r']) && !err.contains("[#") && !err.contains("[-"), "{err:?}");
     let rows: Vec<Vec<&str>> = out.lines().skip(1).map(|l| l.split(',').collect()).collect();
     // 2 workloads x 2 ratios x (all-local + 12 default subjects).
     assert_eq!(rows.len(), 2 * 2 * 13, "{out}");

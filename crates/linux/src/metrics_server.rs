@@ -28,6 +28,15 @@
 //! The address must name its host: `PORT` or `:PORT` alone is refused, never bound to
 //! every interface. A non-loopback host exposes the metrics to the network, which is
 //! the user's choice.
+//!
+//! Why not a server crate: parsing is `httparse`'s (hyper's parser) and the sockets are
+//! `mio`'s; what is written here is the per-connection bookkeeping the limits above
+//! need. `tiny_http` 0.12, the usual small synchronous server, has none of them: it reads
+//! a request head of any length into memory (its issue 56), gives every connection a
+//! thread with no deadline and no cap, and stops accepting for good after one failed
+//! accept (`EMFILE`). It takes only a listener, so they cannot be added around it (tried
+//! in issue 14: one 64 MiB header line grew it by 66 MiB; 300 idle connections all stayed
+//! open, on 266 threads; a client sending a byte a second was never dropped).
 
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};

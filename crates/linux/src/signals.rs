@@ -1,12 +1,17 @@
-//! Clean shutdown on SIGINT, SIGTERM and SIGHUP.
+//! Clean shutdown on SIGINT, SIGTERM and SIGHUP, through `signal-hook`.
 //!
-//! [`Signals::install`] replaces the handlers of those three signals with one that
-//! records the first signal number and writes a byte to a self-pipe. The handler is
-//! installed without `SA_RESTART`, and [`Signals::sleep_until_signal`] waits on the pipe
-//! with `poll(2)`, so the daemon's sleep ends as soon as a signal arrives whichever
-//! thread the kernel delivered it to. The daemon then stops at a point of its choosing:
-//! no half-written state, knobs restored, summary printed. Dropping [`Signals`] restores
-//! the previous handlers.
+//! [`Signals::install`] registers two actions for each of those signals: one records the
+//! first signal number, the other (signal-hook's self-pipe) writes a byte to a socket
+//! that [`Signals::sleep_until_signal`] reads with a timeout, so the daemon's sleep ends
+//! as soon as a signal arrives whichever thread the kernel delivered it to. The daemon
+//! then stops at a point of its choosing: no half-written state, knobs restored, summary
+//! printed. Dropping [`Signals`] unregisters the actions; a signal whose disposition was
+//! the default before the first install then takes its default action again
+//! (terminate), one that was ignored is ignored again, and a handler installed before is
+//! called again (signal-hook chains to it, also while installed).
+//!
+//! signal-hook installs its handler with `SA_RESTART`; nothing here relies on a blocking
+//! call failing with `EINTR`: the wake-up is the byte on the socket.
 //!
 //! tierkit never forwards signals to its target. A child started by `tierkit run` stays
 //! in tierkit's process group, so Ctrl-C at a terminal reaches both and the child
@@ -14,23 +19,26 @@
 //! child running.
 
 use std::borrow::Cow;
-use std::io;
+use std::io::{self, Read};
+use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+
+use signal_hook::SigId;
 
 /// The signals [`Signals`] handles.
 pub const HANDLED: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
 /// First signal received since [`Signals::install`], 0 for none.
 static RECEIVED: AtomicI32 = AtomicI32::new(0);
-/// Write end of the self-pipe, -1 before the first install.
-static WAKE_FD: AtomicI32 = AtomicI32::new(-1);
 /// Whether a [`Signals`] is alive (the handlers are process-wide).
 static INSTALLED: AtomicBool = AtomicBool::new(false);
-/// The self-pipe `(read, write)`, created once and kept open for the process lifetime
-/// so a handler running on another thread never writes to a closed descriptor.
-static PIPE: OnceLock<Result<(i32, i32), i32>> = OnceLock::new();
+/// Set while no [`Signals`] is alive: the signals that had their default disposition
+/// before the first install then take their default action.
+static DEFAULT_ACTION: AtomicBool = AtomicBool::new(true);
+/// Registering the conditional default actions, once per process (the errno if it failed).
+static DEFAULTS: OnceLock<Result<(), i32>> = OnceLock::new();
 
 /// Installing the handlers failed.
 #[derive(Debug, thiserror::Error)]
@@ -48,47 +56,36 @@ pub enum SignalError {
     },
 }
 
-/// The installed handlers; dropping it restores the previous ones.
+/// The installed handlers; dropping it unregisters them (see the module docs).
 #[derive(Debug)]
 pub struct Signals {
-    read_fd: i32,
-    previous: Vec<(i32, libc::sigaction)>,
+    wake: UnixStream,
+    ids: Vec<SigId>,
 }
 
-extern "C" fn on_signal(sig: libc::c_int) {
-    // Only async-signal-safe work: atomics and write(2), preserving errno.
-    // SAFETY: __errno_location returns the calling thread's errno slot.
-    let errno = unsafe { *libc::__errno_location() };
-    let _ = RECEIVED.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
-    let fd = WAKE_FD.load(Ordering::SeqCst);
-    if fd >= 0 {
-        let byte = 1u8;
-        // SAFETY: fd is the self-pipe's non-blocking write end, never closed; a full
-        // pipe already holds a wake-up, so a failed write loses nothing.
-        unsafe { libc::write(fd, (&byte as *const u8).cast(), 1) };
-    }
-    // SAFETY: as above.
-    unsafe { *libc::__errno_location() = errno };
+fn sys_error(call: String, source: io::Error) -> SignalError {
+    SignalError::Sys { call, source }
 }
 
-fn sys_error(call: String) -> SignalError {
-    SignalError::Sys { call, source: io::Error::last_os_error() }
-}
-
-fn self_pipe() -> Result<(i32, i32), SignalError> {
-    let pipe = PIPE.get_or_init(|| {
-        let mut fds = [0i32; 2];
-        // SAFETY: fds has room for the two descriptors pipe2 writes.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) } == 0 {
-            Ok((fds[0], fds[1]))
-        } else {
-            Err(io::Error::last_os_error().raw_os_error().unwrap_or(0))
+/// Registers, once, the actions that emulate the default one for each of [`HANDLED`]
+/// whose disposition is the default, while [`DEFAULT_ACTION`] is set.
+fn register_defaults() -> Result<(), SignalError> {
+    let done = DEFAULTS.get_or_init(|| {
+        for sig in HANDLED {
+            // SAFETY: a zeroed sigaction is a valid value to write into.
+            let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+            // SAFETY: `old` is valid output space; a null new action only queries.
+            if unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) } != 0 {
+                return Err(io::Error::last_os_error().raw_os_error().unwrap_or(0));
+            }
+            if old.sa_sigaction == libc::SIG_DFL {
+                signal_hook::flag::register_conditional_default(sig, &DEFAULT_ACTION)
+                    .map_err(|e| e.raw_os_error().unwrap_or(0))?;
+            }
         }
+        Ok(())
     });
-    pipe.map_err(|errno| SignalError::Sys {
-        call: "pipe2(O_NONBLOCK|O_CLOEXEC)".to_string(),
-        source: io::Error::from_raw_os_error(errno),
-    })
+    done.map_err(|errno| sys_error("sigaction(SIGINT, SIGTERM, SIGHUP)".into(), io::Error::from_raw_os_error(errno)))
 }
 
 impl Signals {
@@ -98,27 +95,31 @@ impl Signals {
         if INSTALLED.compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst).is_err() {
             return Err(SignalError::AlreadyInstalled);
         }
-        let mut signals = Signals { read_fd: -1, previous: Vec::new() };
-        // From here on, dropping `signals` undoes whatever was done.
-        let (read_fd, write_fd) = self_pipe()?;
-        signals.read_fd = read_fd;
-        signals.drain();
-        RECEIVED.store(0, Ordering::SeqCst);
-        WAKE_FD.store(write_fd, Ordering::SeqCst);
-        for sig in HANDLED {
-            // SAFETY: an all-zero sigaction is a valid value; the fields are set below.
-            let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
-            action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-            action.sa_flags = 0; // no SA_RESTART: blocking calls return EINTR
-                                 // SAFETY: sa_mask is a valid sigset_t to initialise.
-            unsafe { libc::sigemptyset(&mut action.sa_mask) };
-            // SAFETY: as above.
-            let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
-            // SAFETY: both pointers are valid sigaction structs; sig is a real signal.
-            if unsafe { libc::sigaction(sig, &action, &mut old) } != 0 {
-                return Err(sys_error(format!("sigaction({})", signal_name(sig))));
+        let (wake, write) = match UnixStream::pair() {
+            Ok(pair) => pair,
+            Err(e) => {
+                INSTALLED.store(false, Ordering::SeqCst);
+                return Err(sys_error("socketpair(AF_UNIX)".into(), e));
             }
-            signals.previous.push((sig, old));
+        };
+        // From here on, dropping `signals` undoes whatever was done.
+        let mut signals = Signals { wake, ids: Vec::new() };
+        register_defaults()?;
+        RECEIVED.store(0, Ordering::SeqCst);
+        DEFAULT_ACTION.store(false, Ordering::SeqCst);
+        for sig in HANDLED {
+            let call = || format!("registering a {} handler", signal_name(sig));
+            // SAFETY: the action only does an atomic compare-exchange, which is
+            // async-signal-safe. It runs before the wake-up registered next.
+            let id = unsafe {
+                signal_hook::low_level::register(sig, move || {
+                    let _ = RECEIVED.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+                })
+            };
+            signals.ids.push(id.map_err(|e| sys_error(call(), e))?);
+            let write = write.try_clone().map_err(|e| sys_error(call(), e))?;
+            let id = signal_hook::low_level::pipe::register(sig, write);
+            signals.ids.push(id.map_err(|e| sys_error(call(), e))?);
         }
         Ok(signals)
     }
@@ -132,68 +133,32 @@ impl Signals {
     /// the call); returns [`received`](Self::received).
     pub fn sleep_until_signal(&self, dur: Duration) -> Option<i32> {
         let deadline = Instant::now() + dur;
+        let mut buf = [0u8; 64];
         while self.received().is_none() {
             let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
+            if left.is_zero() || self.wake.set_read_timeout(Some(left)).is_err() {
                 break;
             }
-            // Round up so a sub-millisecond remainder does not spin.
-            let ms = left.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as i32;
-            let mut pfd = libc::pollfd { fd: self.read_fd, events: libc::POLLIN, revents: 0 };
-            // SAFETY: pfd is one valid pollfd; an EINTR return just loops.
-            if unsafe { libc::poll(&mut pfd, 1, ms) } > 0 {
-                self.drain();
-            }
+            // A wake-up byte, the timeout or an interruption: the loop looks again.
+            let _ = (&self.wake).read(&mut buf);
         }
         self.received()
-    }
-
-    /// Empties the self-pipe (it only carries wake-ups).
-    fn drain(&self) {
-        let mut buf = [0u8; 64];
-        // SAFETY: buf is writable for its length; the fd is non-blocking, so this stops
-        // at EAGAIN once the pipe is empty.
-        while unsafe { libc::read(self.read_fd, buf.as_mut_ptr().cast(), buf.len()) } > 0 {}
     }
 }
 
 impl Drop for Signals {
     fn drop(&mut self) {
-        for (sig, old) in self.previous.drain(..).rev() {
-            // SAFETY: `old` is what sigaction returned for this signal.
-            unsafe { libc::sigaction(sig, &old, std::ptr::null_mut()) };
+        // Default action first, so that no signal falls between the two.
+        DEFAULT_ACTION.store(true, Ordering::SeqCst);
+        for id in self.ids.drain(..) {
+            signal_hook::low_level::unregister(id);
         }
-        WAKE_FD.store(-1, Ordering::SeqCst);
         INSTALLED.store(false, Ordering::SeqCst);
     }
 }
 
-/// The name of signal `sig` (`"SIGTERM"`), or `"signal N"` outside the table.
+/// The name of signal `sig` (`"SIGTERM"`), or `"signal N"` for one signal-hook does not
+/// know.
 pub fn signal_name(sig: i32) -> Cow<'static, str> {
-    let name = match sig {
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
-        libc::SIGQUIT => "SIGQUIT",
-        libc::SIGILL => "SIGILL",
-        libc::SIGTRAP => "SIGTRAP",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGUSR1 => "SIGUSR1",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGUSR2 => "SIGUSR2",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGALRM => "SIGALRM",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGCHLD => "SIGCHLD",
-        libc::SIGCONT => "SIGCONT",
-        libc::SIGSTOP => "SIGSTOP",
-        libc::SIGTSTP => "SIGTSTP",
-        libc::SIGXCPU => "SIGXCPU",
-        libc::SIGXFSZ => "SIGXFSZ",
-        libc::SIGSYS => "SIGSYS",
-        _ => return Cow::Owned(format!("signal {sig}")),
-    };
-    Cow::Borrowed(name)
+    signal_hook::low_level::signal_name(sig).map_or_else(|| Cow::Owned(format!("signal {sig}")), Cow::Borrowed)
 }

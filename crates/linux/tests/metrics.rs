@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use tierkit_linux::metrics::{errno_name, Direction, Kind, MetricsError, Registry, SharedMetrics, TierkitMetrics};
+use tierkit_linux::metrics::{errno_name, Direction, SharedMetrics, TierkitMetrics};
 use tierkit_linux::metrics_server::{MetricsServer, ServerError};
 use tierkit_linux::selfstat::SelfUsage;
 
@@ -30,42 +30,100 @@ fn parse(body: &str) -> BTreeMap<String, f64> {
     samples
 }
 
-#[test]
-fn registry_renders_the_text_format() {
-    let mut r = Registry::new();
-    r.declare("jobs_total", Kind::Counter, "Jobs done.\nSecond line with a \\ backslash.").unwrap();
-    r.declare("temperature", Kind::Gauge, "Degrees.").unwrap();
-    r.add("jobs_total", &[("queue", "a\"b\\c\nd"), ("host", "x")], 2.0).unwrap();
-    r.add("jobs_total", &[("host", "x"), ("queue", "a\"b\\c\nd")], 1.0).unwrap();
-    r.set("temperature", &[], -1.5).unwrap();
-    let text = r.render();
-    assert_eq!(
-        text,
-        "# HELP jobs_total Jobs done.\\nSecond line with a \\\\ backslash.\n\
-         # TYPE jobs_total counter\n\
-         jobs_total{host=\"x\",queue=\"a\\\"b\\\\c\\nd\"} 3\n\
-         # HELP temperature Degrees.\n\
-         # TYPE temperature gauge\n\
-         temperature -1.5\n"
-    );
-    assert_eq!(r.get("jobs_total", &[("queue", "a\"b\\c\nd"), ("host", "x")]), Some(3.0));
+/// Every family tierkit declares at start: name, type and help, in this order.
+const FAMILIES: [(&str, &str, &str); 12] = [
+    ("tierkit_samples_total", "counter", "Access samples received, by source."),
+    (
+        "tierkit_lost_samples_total",
+        "counter",
+        "Access samples the source reported lost (ring-buffer overflow, throttling).",
+    ),
+    ("tierkit_promoted_pages_total", "counter", "Base pages moved to a faster tier."),
+    ("tierkit_demoted_pages_total", "counter", "Base pages moved to a slower tier."),
+    ("tierkit_promoted_bytes_total", "counter", "Bytes moved to a faster tier."),
+    ("tierkit_demoted_bytes_total", "counter", "Bytes moved to a slower tier."),
+    ("tierkit_move_errors_total", "counter", "Pages move_pages(2) failed to move, by errno."),
+    (
+        "tierkit_moves_held_back_pages_total",
+        "counter",
+        "Pages tierkit did not ask the kernel to move, by reason: no_room (no node of the destination tier had \
+         room above its watermarks), cooling_down (refused earlier for a lasting reason, within its 30 s cool-down).",
+    ),
+    ("tierkit_fast_tier_residency_ratio", "gauge", "Fraction of the target's resident pages in the fast tier."),
+    ("tierkit_hit_ratio", "gauge", "Fraction of sampled accesses the fast tier served (absent when unknown)."),
+    ("tierkit_cpu_seconds_total", "counter", "CPU time tierkit itself used, user plus system, in seconds."),
+    ("tierkit_rss_bytes", "gauge", "tierkit's own resident set size in bytes."),
+];
+
+/// The `# HELP` and `# TYPE` lines of `body`, as (name, type, help) in order.
+fn families(body: &str) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    let mut help = None;
+    for line in body.lines() {
+        if let Some(rest) = line.strip_prefix("# HELP ") {
+            help = Some(rest.split_once(' ').unwrap());
+        } else if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let (name, kind) = rest.split_once(' ').unwrap();
+            let (help_name, text) = help.take().unwrap_or_else(|| panic!("TYPE without HELP: {line}"));
+            assert_eq!(help_name, name, "HELP and TYPE of different families");
+            out.push((name.to_string(), kind.to_string(), text.to_string()));
+        }
+    }
+    out
 }
 
 #[test]
-fn registry_refuses_misuse_with_clear_errors() {
-    let mut r = Registry::new();
-    assert_eq!(r.declare("9lives", Kind::Gauge, ""), Err(MetricsError::InvalidName("9lives".into())));
-    r.declare("c_total", Kind::Counter, "c").unwrap();
-    let err = r.declare("c_total", Kind::Gauge, "c").unwrap_err();
-    assert!(err.to_string().contains("already declared as a counter"), "{err}");
-    assert_eq!(r.add("nope", &[], 1.0), Err(MetricsError::Undeclared("nope".into())));
-    assert!(matches!(r.add("c_total", &[("__name__", "x")], 1.0), Err(MetricsError::InvalidLabel { .. })));
-    assert!(matches!(r.add("c_total", &[("a", "1"), ("a", "2")], 1.0), Err(MetricsError::InvalidLabel { .. })));
-    r.set("c_total", &[], 5.0).unwrap();
-    assert!(matches!(r.add("c_total", &[], -1.0), Err(MetricsError::CounterDecrease { .. })));
-    let err = r.set("c_total", &[], 4.0).unwrap_err();
-    assert!(err.to_string().contains("cannot decrease (from 5 to 4)"), "{err}");
-    assert_eq!(r.get("c_total", &[]), Some(5.0));
+fn tierkit_families_have_their_names_types_and_help() {
+    let m = TierkitMetrics::new();
+    // As in Prometheus's Go client, a family without a series is left out, its HELP and
+    // TYPE too: at start, the labelled families and the gauges not yet known.
+    let at_start: Vec<_> = families(&m.render()).into_iter().map(|(name, _, _)| name).collect();
+    let unlabelled = [
+        "tierkit_lost_samples_total",
+        "tierkit_promoted_pages_total",
+        "tierkit_demoted_pages_total",
+        "tierkit_promoted_bytes_total",
+        "tierkit_demoted_bytes_total",
+        "tierkit_cpu_seconds_total",
+        "tierkit_rss_bytes",
+    ];
+    assert_eq!(at_start, unlabelled);
+
+    m.add_samples("perf", 1);
+    m.add_move_errors(libc::EPERM, 1);
+    m.add_held_back(1, 0);
+    m.set_fast_tier_residency(Some(0.5));
+    m.set_hit_ratio(Some(0.5));
+    let expected: Vec<_> = FAMILIES.iter().map(|(n, k, h)| (n.to_string(), k.to_string(), h.to_string())).collect();
+    assert_eq!(families(&m.render()), expected);
+
+    // The DAMON-only families come after, once each however often they are added.
+    m.add_kdamond_cpu();
+    m.add_poll_stretch();
+    m.add_kdamond_cpu();
+    m.add_poll_stretch();
+    let body = m.render();
+    let late: Vec<_> = families(&body).into_iter().skip(FAMILIES.len()).map(|(n, k, _)| (n, k)).collect();
+    let kinds = [("tierkit_kdamond_cpu_seconds_total", "counter"), ("tierkit_poll_stretch", "gauge")];
+    assert_eq!(late, kinds.map(|(n, k)| (n.to_string(), k.to_string())));
+    let samples = parse(&body);
+    assert_eq!(samples.get("tierkit_kdamond_cpu_seconds_total"), Some(&0.0));
+    assert_eq!(samples.get("tierkit_poll_stretch"), Some(&1.0));
+
+    m.set_kdamond_cpu(Duration::from_millis(2500));
+    m.set_kdamond_cpu(Duration::from_millis(2000));
+    m.set_poll_stretch(4);
+    let samples = parse(&m.render());
+    assert_eq!(samples.get("tierkit_kdamond_cpu_seconds_total"), Some(&2.5), "a lower reading is ignored");
+    assert_eq!(samples.get("tierkit_poll_stretch"), Some(&4.0));
+}
+
+#[test]
+fn label_values_are_escaped() {
+    let m = TierkitMetrics::new();
+    m.add_samples("a\"b\\c\nd", 3);
+    let body = m.render();
+    assert!(body.contains("\ntierkit_samples_total{source=\"a\\\"b\\\\c\\nd\"} 3\n"), "{body}");
 }
 
 #[test]
@@ -85,9 +143,12 @@ fn tierkit_families_follow_updates() {
     m.add_move_errors(libc::ENOMEM, 4);
     m.add_move_errors(libc::EBUSY, 1);
     m.add_move_errors(4242, 1);
+    m.add_held_back(5, 0);
+    m.add_held_back(1, 2);
     m.set_fast_tier_residency(Some(0.75));
     m.set_hit_ratio(Some(0.5));
     m.set_self_usage(&SelfUsage { cpu: Duration::from_millis(1250), rss_bytes: 10 << 20 });
+    m.set_self_usage(&SelfUsage { cpu: Duration::from_millis(1000), rss_bytes: 10 << 20 });
     let after = parse(&m.render());
     let get = |k: &str| *after.get(k).unwrap_or_else(|| panic!("{k} missing from {after:?}"));
     assert_eq!(get("tierkit_samples_total{source=\"damon\"}"), 123.0);
@@ -100,6 +161,8 @@ fn tierkit_families_follow_updates() {
     assert_eq!(get("tierkit_move_errors_total{errno=\"ENOMEM\"}"), 4.0);
     assert_eq!(get("tierkit_move_errors_total{errno=\"EBUSY\"}"), 1.0);
     assert_eq!(get("tierkit_move_errors_total{errno=\"4242\"}"), 1.0);
+    assert_eq!(get("tierkit_moves_held_back_pages_total{reason=\"no_room\"}"), 6.0);
+    assert_eq!(get("tierkit_moves_held_back_pages_total{reason=\"cooling_down\"}"), 2.0);
     assert_eq!(get("tierkit_fast_tier_residency_ratio"), 0.75);
     assert_eq!(get("tierkit_hit_ratio"), 0.5);
     assert_eq!(get("tierkit_cpu_seconds_total"), 1.25);
@@ -152,12 +215,13 @@ fn server_serves_metrics_that_change_with_updates() {
     assert!(headers.contains("Content-Type: text/plain; version=0.0.4"), "{headers}");
     assert!(headers.contains(&format!("Content-Length: {}", body.len())), "{headers}");
     assert_eq!(parse(&body).get("tierkit_promoted_pages_total"), Some(&0.0));
-    assert!(body.contains("# HELP tierkit_move_errors_total "));
+    assert!(body.contains("# HELP tierkit_promoted_pages_total Base pages moved to a faster tier.\n"), "{body}");
 
     m.add_moved(Direction::Promote, 64, 64 * 4096);
     m.add_move_errors(libc::EPERM, 2);
     let (_, _, body) = get(addr, "/metrics?x=1");
     let samples = parse(&body);
+    assert!(body.contains("# TYPE tierkit_move_errors_total counter\n"), "{body}");
     assert_eq!(samples.get("tierkit_promoted_pages_total"), Some(&64.0));
     assert_eq!(samples.get("tierkit_move_errors_total{errno=\"EPERM\"}"), Some(&2.0));
 

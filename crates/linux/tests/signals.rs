@@ -1,6 +1,9 @@
-//! Signal handling in this test process. The handlers are process-wide, so the tests
-//! take turns through one lock.
+//! Signal handling in this test process, and in a child for what happens after the
+//! handlers are dropped. The handlers are process-wide, so the tests take turns through
+//! one lock.
 
+use std::os::unix::process::ExitStatusExt;
+use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -10,13 +13,6 @@ static TURN: Mutex<()> = Mutex::new(());
 
 fn turn() -> MutexGuard<'static, ()> {
     TURN.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn current_handler(sig: i32) -> libc::sighandler_t {
-    // SAFETY: a zeroed sigaction is valid output space; a null new action only queries.
-    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
-    assert_eq!(unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) }, 0);
-    old.sa_sigaction
 }
 
 #[test]
@@ -57,20 +53,54 @@ fn sleep_times_out_without_a_signal() {
 }
 
 #[test]
-fn drop_restores_the_previous_handlers_and_allows_reinstalling() {
+fn drop_allows_reinstalling() {
     let _turn = turn();
-    let before: Vec<_> = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP].map(current_handler).to_vec();
-    {
-        let first = Signals::install().unwrap();
-        assert_ne!(current_handler(libc::SIGTERM), before[1]);
-        assert!(matches!(Signals::install(), Err(SignalError::AlreadyInstalled)));
-        drop(first);
-    }
-    let after: Vec<_> = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP].map(current_handler).to_vec();
-    assert_eq!(before, after);
+    let first = Signals::install().unwrap();
+    assert!(matches!(Signals::install(), Err(SignalError::AlreadyInstalled)));
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::raise(libc::SIGHUP) }, 0);
+    assert_eq!(first.received(), Some(libc::SIGHUP));
+    drop(first);
     // A fresh install starts with nothing received.
     let again = Signals::install().unwrap();
     assert_eq!(again.received(), None);
+}
+
+/// Set in the child process that [`drop_gives_the_signals_back`] starts.
+const CHILD: &str = "TIERKIT_SIGNALS_TEST_CHILD";
+
+/// In a child process only: with SIGHUP ignored beforehand, installs, records a SIGHUP,
+/// drops, raises SIGHUP (ignored again) and then SIGTERM (default again: it ends the
+/// process).
+#[test]
+fn child_of_drop_gives_the_signals_back() {
+    if std::env::var_os(CHILD).is_none() {
+        return;
+    }
+    // SAFETY: setting a standard disposition for a real signal, in a fresh process.
+    assert_ne!(unsafe { libc::signal(libc::SIGHUP, libc::SIG_IGN) }, libc::SIG_ERR);
+    let signals = Signals::install().unwrap();
+    // SAFETY: as above; every raise below reaches a handler or a disposition set here.
+    assert_eq!(unsafe { libc::raise(libc::SIGHUP) }, 0);
+    println!("recorded {:?}", signals.received().map(signal_name));
+    drop(signals);
+    assert_eq!(unsafe { libc::raise(libc::SIGHUP) }, 0);
+    println!("alive after SIGHUP");
+    assert_eq!(unsafe { libc::raise(libc::SIGTERM) }, 0);
+    println!("alive after SIGTERM");
+}
+
+#[test]
+fn drop_gives_the_signals_back() {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_of_drop_gives_the_signals_back", "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.signal(), Some(libc::SIGTERM), "{:?}\n{stdout}", out.status);
+    assert!(stdout.contains("recorded Some(\"SIGHUP\")\nalive after SIGHUP\n"), "{stdout}");
+    assert!(!stdout.contains("alive after SIGTERM"), "{stdout}");
 }
 
 #[test]

@@ -17,7 +17,7 @@ use super::reachable::reachable_tiers;
 use super::report::{ending_of, Ended, Report};
 use super::telemetry::{fast_residency, process_cpu_ns, TelemetryBuilder};
 use super::{exit_of, missing, DaemonConfig};
-use crate::metrics::{errno_name, Direction, Kind, TierkitMetrics};
+use crate::metrics::{errno_name, Direction, TierkitMetrics};
 use crate::perms::Need;
 use crate::process::{HeldBack, LiveProcess, ProcessError};
 use crate::selfstat::{CpuMeter, SelfUsage};
@@ -47,10 +47,6 @@ const MOVE_STEP_PAGES: (usize, usize) = (256, 16_384);
 /// at the next step. While a backlog remains, a source that blocks (DAMON) is not polled:
 /// the policy has work queued, and the moves keep the whole pass.
 const MOVE_ROUND: Duration = Duration::from_secs(1);
-/// The metric family of the kdamond's CPU time (DAMON source only).
-const KDAMOND_CPU: &str = "tierkit_kdamond_cpu_seconds_total";
-/// The metric family of the polls' stretch ([`Cadence`]; DAMON source only).
-const POLL_STRETCH: &str = "tierkit_poll_stretch";
 
 /// CPU time of this process since `start_ns` on its CPU clock (nanosecond precision,
 /// unlike `/proc/self/stat`'s clock ticks).
@@ -148,11 +144,7 @@ impl<'a> Session<'a> {
             Some(Kdamond { pid, start_ns, meter: CpuMeter::new(Duration::ZERO) })
         });
         if kdamond.is_some() {
-            metrics.shared().with(|r| {
-                let help = "CPU time of the kdamond kernel thread monitoring the target for tierkit, in seconds.";
-                let _ = r.declare(KDAMOND_CPU, Kind::Counter, help);
-                let _ = r.add(KDAMOND_CPU, &[], 0.0);
-            });
+            metrics.add_kdamond_cpu();
         }
         if let Some(engine) = engine.as_mut() {
             engine.set_reachable(reachable_tiers(&process, &process.resident_by_tier()));
@@ -160,12 +152,7 @@ impl<'a> Session<'a> {
         let cadence = (engine.is_some() && !cfg.dry_run && cfg.cpu_budget > 0.0 && source.aggregation().is_some())
             .then(|| Cadence::new(cfg.cpu_budget, now, own_cpu_since(started_cpu), (0, 0)));
         if cadence.is_some() {
-            metrics.shared().with(|r| {
-                let help = "DAMON is polled every this many aggregation intervals (1: every one; more while \
-                            tierkit's CPU exceeds --cpu-budget and the fast tier is not filling).";
-                let _ = r.declare(POLL_STRETCH, Kind::Gauge, help);
-                let _ = r.set(POLL_STRETCH, &[], 1.0);
-            });
+            metrics.add_poll_stretch();
         }
         let mut session = Self {
             telemetry: TelemetryBuilder::new(source.accesses_per_sample(), process.now()),
@@ -353,9 +340,7 @@ impl<'a> Session<'a> {
         let moved = self.engine.as_ref().map_or((0, 0), |e| (e.totals().promoted, e.totals().demoted));
         if let Some(decision) = cadence.after_poll(now, cpu, moved) {
             source.set_stretch(decision.stretch);
-            self.metrics.shared().with(|r| {
-                let _ = r.set(POLL_STRETCH, &[], f64::from(decision.stretch));
-            });
+            self.metrics.set_poll_stretch(decision.stretch);
         }
         let period = source.aggregation().unwrap_or(self.tick);
         self.next_poll = now + period * (cadence.stretch() - 1);
@@ -530,9 +515,7 @@ impl<'a> Session<'a> {
             self.metrics.set_self_usage(&usage);
         }
         if let Some(cpu) = self.kdamond.as_ref().and_then(Kdamond::cpu) {
-            self.metrics.shared().with(|r| {
-                let _ = r.set(KDAMOND_CPU, &[], cpu.as_secs_f64());
-            });
+            self.metrics.set_kdamond_cpu(cpu);
         }
     }
 
