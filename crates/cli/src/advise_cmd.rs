@@ -7,8 +7,6 @@
 //! table per size and a chart of slowdown against DRAM share.
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
-
 use anyhow::{bail, Result};
 use clap::Args;
 use serde::Serialize;
@@ -116,15 +114,13 @@ pub fn run(a: AdviseArgs) -> Result<()> {
         measure_acr: false,
     };
     let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let tty = std::io::stderr().is_terminal();
-    let rows = compare(&grid, jobs, &|done, total, _| {
-        if tty {
-            eprint!("\radvise: {done}/{total} runs");
-        }
+    let bar = crate::compare_cmd::progress_bar();
+    let rows = compare(&grid, jobs, &|done, total, label| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+        bar.set_message(label.to_string());
     })?;
-    if tty {
-        eprintln!();
-    }
+    bar.finish();
     let advice = advise(&a, rows)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&advice)?);

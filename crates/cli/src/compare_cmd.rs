@@ -189,7 +189,8 @@ fn corpus_traces(given: &[String]) -> Result<Vec<PathBuf>> {
 
 /// The runs done, on stderr: `[####------] 12/40 zipf 1:16 tpp`. indicatif draws it only
 /// when stderr is a terminal (and TERM is not `dumb`), so piped output never has it.
-fn progress_bar() -> ProgressBar {
+/// The progress bar of a grid of runs (drawn only on a terminal).
+pub fn progress_bar() -> ProgressBar {
     let style = ProgressStyle::with_template("[{bar:30}] {pos}/{len} {msg}").expect("a valid template");
     ProgressBar::no_length().with_style(style.progress_chars("#-"))
 }
