@@ -6,10 +6,10 @@
 //! chosen machine, as `compare --trace` does, and prints the answer first, then the
 //! table per size and a chart of slowdown against DRAM share.
 
-use std::collections::BTreeMap;
 use anyhow::{bail, Result};
 use clap::Args;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use tierkit_sim::compare::{compare, real_suite_policies, Grid, Row};
 use tierkit_sim::workload::WorkloadSpec;
 
@@ -101,19 +101,10 @@ pub fn run(a: AdviseArgs) -> Result<()> {
     if a.ratios.iter().any(|&(f, s)| f == 0 || s == 0) {
         bail!("--ratios: every ratio needs a fast and a slow part, e.g. 1:8");
     }
-    let grid = Grid {
-        machine: a.machine.config()?,
-        workloads: vec![workload],
-        ratios: a.ratios.clone(),
-        policies,
-        seed,
-        scale: a.machine.scale(),
-        follow_clock: a.machine.follow_clock(),
-        prefault: !a.machine.no_prefault,
-        cache_mode: false,
-        measure_acr: false,
-    };
-    let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    // A plain cache or M5's access-count ratio is no part of the answer.
+    let grid =
+        Grid { cache_mode: false, measure_acr: false, ..a.machine.grid(vec![workload], a.ratios.clone(), policies)? };
+    let jobs = crate::machine_args::jobs(a.jobs);
     let bar = crate::compare_cmd::progress_bar();
     let rows = compare(&grid, jobs, &|done, total, label| {
         bar.set_length(total as u64);

@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use tierkit_sim::compare::{
-    compare, default_suite, paper_suite, real_suite, real_suite_policies, Grid, Row, DEFAULT_POLICIES, DEFAULT_RATIOS,
+    compare, default_suite, paper_suite, real_suite, real_suite_policies, Row, DEFAULT_POLICIES, DEFAULT_RATIOS,
     PAPER_RATIOS,
 };
 use tierkit_sim::workload::WorkloadSpec;
@@ -91,18 +91,7 @@ pub struct SimArgs {
 /// Runs `tierkit sim`: a one-cell comparison (with its references, for the fractions).
 pub fn sim(a: SimArgs) -> Result<()> {
     let spec = a.size.apply(WorkloadSpec::new(&a.workload, 65_536, 3_000_000, a.machine.seed))?;
-    let grid = Grid {
-        machine: a.machine.config()?,
-        workloads: vec![spec],
-        ratios: vec![a.ratio],
-        policies: vec![a.policy],
-        seed: a.machine.seed,
-        scale: a.machine.scale(),
-        follow_clock: a.machine.follow_clock(),
-        prefault: !a.machine.no_prefault,
-        cache_mode: a.machine.cache_mode,
-        measure_acr: a.machine.access_count_ratio,
-    };
+    let grid = a.machine.grid(vec![spec], vec![a.ratio], vec![a.policy])?;
     let rows = compare(&grid, 2, &|_, _, _| {})?;
     emit(&rows, a.json, false, a.timeline.as_deref())
 }
@@ -138,19 +127,8 @@ pub fn run(a: CompareArgs) -> Result<()> {
         (true, true) => PAPER_RATIOS.to_vec(),
         (true, false) => DEFAULT_RATIOS.to_vec(),
     };
-    let grid = Grid {
-        machine: a.machine.config()?,
-        workloads,
-        ratios,
-        policies,
-        seed,
-        scale: a.machine.scale(),
-        follow_clock: a.machine.follow_clock(),
-        prefault: !a.machine.no_prefault,
-        cache_mode: a.machine.cache_mode,
-        measure_acr: a.machine.access_count_ratio,
-    };
-    let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let grid = a.machine.grid(workloads, ratios, policies)?;
+    let jobs = crate::machine_args::jobs(a.jobs);
     let bar = progress_bar();
     let rows = compare(&grid, jobs, &|done, total, label| {
         bar.set_length(total as u64);

@@ -2,6 +2,7 @@
 
 use anyhow::Result;
 use clap::Args;
+use tierkit_sim::compare::Grid;
 use tierkit_sim::model::MachineConfig;
 use tierkit_sim::workload::WorkloadSpec;
 
@@ -59,6 +60,28 @@ impl MachineArgs {
     pub fn config(&self) -> Result<MachineConfig> {
         Ok(MachineConfig::resolve(&self.machine, self.machine_file.as_deref(), &self.set, self.antagonist)?)
     }
+
+    /// The grid of `workloads` x `ratios` x `policies` on this machine, with these flags'
+    /// seed, time base, placement and modes.
+    pub fn grid(&self, workloads: Vec<WorkloadSpec>, ratios: Vec<(u64, u64)>, policies: Vec<String>) -> Result<Grid> {
+        Ok(Grid {
+            machine: self.config()?,
+            workloads,
+            ratios,
+            policies,
+            seed: self.seed,
+            scale: self.scale(),
+            follow_clock: self.follow_clock(),
+            prefault: !self.no_prefault,
+            cache_mode: self.cache_mode,
+            measure_acr: self.access_count_ratio,
+        })
+    }
+}
+
+/// Parallel runs: `given`, else one per core.
+pub fn jobs(given: Option<usize>) -> usize {
+    given.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// A workload's size and options.

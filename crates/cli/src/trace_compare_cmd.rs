@@ -84,19 +84,9 @@ pub fn run(a: CompareTracesArgs) -> Result<()> {
         } else {
             a.policies.clone()
         };
-        let base = Grid {
-            machine: a.machine.config()?,
-            workloads: Vec::new(),
-            ratios: Vec::new(),
-            policies: Vec::new(),
-            seed,
-            scale: a.machine.scale(),
-            follow_clock: a.machine.follow_clock(),
-            prefault: !a.machine.no_prefault,
-            cache_mode: false,
-            measure_acr: false,
-        };
-        let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let base =
+            Grid { cache_mode: false, measure_acr: false, ..a.machine.grid(Vec::new(), Vec::new(), Vec::new())? };
+        let jobs = crate::machine_args::jobs(a.jobs);
         rankings(&base, pair.clone(), &a.ratios, &policies, jobs)?
     };
     let report = Report { names: [a.first.clone(), a.second.clone()], profiles, rankings };
