@@ -225,7 +225,8 @@ def simulate(
     per generated access (default 1000; a trace with its own clock follows that clock
     unless ``scale`` is given); ``prefault=False`` is ``--no-prefault``. ``params`` and
     ``options`` are workload options, ``overrides`` machine parameters. ``policy`` is a
-    name or a Python policy object (:class:`Policy`), run as a deep copy.
+    name, with settings where given (``"hemem:hot_reads=8"``; ``tierkit list --params
+    NAME`` lists them), or a Python policy object (:class:`Policy`), run as a deep copy.
     """
     size, run = _run_options(
         machine, seed, pages, footprint, accesses, scale, prefault, cache_mode, access_count_ratio, antagonist,

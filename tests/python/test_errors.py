@@ -95,3 +95,17 @@ def test_bad_trace_file(cli, tmp_path):
     assert done.returncode != 0 and str(e.value) in done.stderr
     with pytest.raises(tierkit.InputFileError, match="missing.trace"):
         tierkit.simulate("trace", "lru", path=str(tmp_path / "missing.trace"))
+
+
+def test_policy_settings(cli):
+    """A policy named with settings (``NAME:KEY=VALUE``) runs with them, as on the CLI."""
+    tuned = tierkit.simulate("zipf", "tierkit:sample_rate_hz=1000", pages=4000, accesses=400_000)
+    default = tierkit.simulate("zipf", "tierkit", pages=4000, accesses=400_000)
+    assert tuned.summary["policy"] == "tierkit:sample_rate_hz=1000"
+    assert tuned.summary["promotions"] < default.summary["promotions"]
+    with pytest.raises(tierkit.BadOptionError) as e:
+        tierkit.simulate("zipf", "tierkit:sample_rate=1000", **SMALL)
+    message = str(e.value)
+    assert message.startswith("invalid sample_rate = 1000: expected a parameter: one of ") and "sample_rate_hz" in message
+    done = cli("sim", "--workload", "zipf", "--policy", "tierkit:sample_rate=1000", "--pages", "1024", "--accesses", "10000")
+    assert done.returncode != 0 and message in done.stderr

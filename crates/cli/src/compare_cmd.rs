@@ -40,7 +40,7 @@ pub struct CompareArgs {
     /// Shrink the paper suite 4x (a CI-sized run).
     #[arg(long)]
     pub quick: bool,
-    /// Policies and references, comma-separated. See `tierkit list`.
+    /// Policies and references, comma-separated; a policy may carry settings (`hemem:hot_reads=8`). See `tierkit list` and `tierkit list --params POLICY`.
     #[arg(long, value_delimiter = ',')]
     pub policies: Vec<String>,
     /// Fast:slow ratios, comma-separated [default: 1:32,1:16,1:8].
@@ -70,7 +70,7 @@ pub struct SimArgs {
     /// The workload. See `tierkit list`.
     #[arg(long)]
     pub workload: String,
-    /// The policy or reference. See `tierkit list`.
+    /// The policy or reference; a policy may carry settings (`hemem:hot_reads=8`). See `tierkit list` and `tierkit list --params POLICY`.
     #[arg(long)]
     pub policy: String,
     /// Fast:slow ratio.

@@ -1,6 +1,8 @@
 //! `tierkit list`: the workloads, policies and machine presets that exist.
 
-use tierkit_core::policies::REGISTRY as POLICIES;
+use anyhow::{bail, Result};
+use tierkit_core::policies::tuning::{describe_default, ParamDoc};
+use tierkit_core::policies::{find, ColloidParams, COLLOID_SUFFIX, REGISTRY as POLICIES};
 use tierkit_sim::model::config::PRESETS;
 use tierkit_sim::reference::Reference;
 use tierkit_sim::workload::REGISTRY as WORKLOADS;
@@ -26,5 +28,39 @@ pub fn run() {
         println!("  {:<16} {}", p.name, p.about);
     }
     println!("  <policy>+colloid  any policy above with Colloid's latency balancing (e.g. hemem+colloid)");
+    println!("  <policy>:KEY=VALUE  a policy with a parameter changed (e.g. hemem:hot_threshold=8); see --params");
     println!("machine presets: {}", PRESETS.join(", "));
+}
+
+/// Prints `policy`'s parameters (with Colloid's under `colloid.` for a `+colloid` name).
+pub fn params(policy: &str) -> Result<()> {
+    let (base, colloid) = match policy.strip_suffix(COLLOID_SUFFIX) {
+        Some(base) => (base, true),
+        None => (policy, false),
+    };
+    let Some(registered) = find(base) else {
+        let known: Vec<&str> = POLICIES.iter().map(|p| p.name).collect();
+        bail!("unknown policy {policy:?}: expected one of {} (or one of them with {COLLOID_SUFFIX})", known.join(", "));
+    };
+    let mut docs = (registered.params)();
+    if colloid {
+        docs.extend(
+            describe_default::<ColloidParams>()
+                .into_iter()
+                .map(|d| ParamDoc { key: format!("colloid.{}", d.key), ..d }),
+        );
+    }
+    if docs.is_empty() {
+        println!("{policy} has no parameters.");
+        return Ok(());
+    }
+    println!("{policy}'s parameters, with their defaults. Set any of them where a policy is named,");
+    println!("e.g. `tierkit sim --policy '{policy}:{}={}'`.", docs[0].key, docs[0].default);
+    for d in docs {
+        println!("\n  {} = {}", d.key, d.default);
+        for line in textwrap::wrap(&d.about, 84) {
+            println!("      {line}");
+        }
+    }
+    Ok(())
 }

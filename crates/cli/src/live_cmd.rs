@@ -19,7 +19,7 @@ pub const STATE_DIR_ENV: &str = "TIERKIT_STATE_DIR";
 /// Options shared by `run` and `attach`.
 #[derive(Args)]
 pub struct LiveOptions {
-    /// Policy to run (any registered one; `tierkit list` names them).
+    /// Policy to run (any registered one; `tierkit list` names them), with settings where given (`tierkit:sample_rate_hz=10000`; `tierkit list --params POLICY`).
     #[arg(long, default_value = "tierkit")]
     policy: String,
     /// Access source: damon, perf, kernel, or auto (damon, else perf).

@@ -36,7 +36,12 @@ enum Command {
     /// Simulate one policy on one workload at one ratio.
     Sim(compare_cmd::SimArgs),
     /// List workloads, policies, references and machine presets.
-    List,
+    List {
+        /// Print POLICY's parameters instead: each with its default and where the default
+        /// comes from (set them as `POLICY:KEY=VALUE` wherever a policy is named).
+        #[arg(long, value_name = "POLICY")]
+        params: Option<String>,
+    },
     /// Measure the simulator's speed (generated accesses per second, one thread).
     Bench(bench_cmd::BenchArgs),
     /// Start a command and tier its memory until it exits; exit with its exit status.
@@ -116,10 +121,11 @@ fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Move(a) => move_cmd::run(a),
         Command::Profile(a) => profile_cmd::run(a),
         Command::Report(a) => report_cmd::run(a),
-        Command::List => {
+        Command::List { params: None } => {
             list_cmd::run();
             Ok(())
         }
+        Command::List { params: Some(policy) } => list_cmd::params(&policy),
         Command::Sketches { fast, ratio, json } => sketches_cmd::run(fast, ratio, json),
     }
 }

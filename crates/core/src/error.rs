@@ -1,26 +1,34 @@
 //! The error every tierkit-core constructor returns for a bad parameter.
 
+use std::borrow::Cow;
 use std::fmt::Display;
 
 /// A parameter was outside its valid range.
 ///
 /// `param` is the parameter's name as it appears in the constructor's signature (for
-/// example `"p"`, `"k"`, `"counter_bits"`), so a caller can report exactly which input
+/// example `"p"`, `"k"`, `"counter_bits"`; a nested one by its dotted path, such as
+/// `"ledger.memory_ticks"`, when set by name), so a caller can report exactly which input
 /// was wrong; `expected` says what would have been accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid {param} = {value}: expected {expected}")]
 pub struct ParamError {
     /// Name of the offending parameter.
-    pub param: &'static str,
+    pub param: Cow<'static, str>,
     /// The value that was given, formatted.
     pub value: String,
     /// What the parameter must satisfy.
-    pub expected: &'static str,
+    pub expected: Cow<'static, str>,
 }
 
 impl ParamError {
     pub(crate) fn new(param: &'static str, value: impl Display, expected: &'static str) -> Self {
-        Self { param, value: value.to_string(), expected }
+        Self { param: param.into(), value: value.to_string(), expected: expected.into() }
+    }
+
+    /// An error about a parameter named at run time (set by name, see
+    /// [`crate::policies::tuning`]).
+    pub(crate) fn named(param: String, value: impl Display, expected: String) -> Self {
+        Self { param: param.into(), value: value.to_string(), expected: expected.into() }
     }
 }
 

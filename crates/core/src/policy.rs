@@ -73,7 +73,8 @@ use crate::telemetry::Telemetry;
 use crate::types::{Nanos, Page, TierId, MILLISECOND};
 
 /// How often a sampler fires.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
 pub enum SampleRate {
     /// Samples per second (perf's `-F`; FreqTier §V-B-2 switches between 100k, 10k
     /// and 1k Hz). 0 suspends sampling.
@@ -120,7 +121,8 @@ pub struct HintFaults {
 
 /// Accessed-bit scanning, delivered as [`Event::Accessed`]: per page, or by
 /// DAMON-style adaptive regions when `regions` is set.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct AccessedScan {
     /// Time between accessed-bit checks (DAMON's sampling interval).
     pub sample_interval: Nanos,

@@ -54,7 +54,7 @@ proptest! {
     fn sizing_never_panics(n in any::<u64>(), p in any::<f64>(), k in any::<u32>()) {
         match counters_for(n, p, k) {
             Ok(m) => prop_assert!(m >= n && n > 0 && p > 0.0 && p < 1.0 && (1..=16).contains(&k)),
-            Err(e) => prop_assert!(["n", "p", "k"].contains(&e.param)),
+            Err(e) => prop_assert!(["n", "p", "k"].contains(&e.param.as_ref())),
         }
     }
 

@@ -32,7 +32,7 @@ fn spec(contended: bool) -> RunSpec {
 fn base(name: &str, spec: &RunSpec) -> Box<dyn Policy> {
     let pages = spec.workload.pages;
     let setup = PolicySetup { fast_pages: capacities(2, pages, spec.ratio)[0], pages };
-    (find(name).unwrap().build)(&setup).unwrap()
+    (find(name).unwrap().build)(&setup, &[]).unwrap()
 }
 
 fn go(spec: &RunSpec, policy: Box<dyn Policy>) -> RunResult {

@@ -20,7 +20,8 @@ use crate::types::{Page, TierId};
 use crate::{Event, ParamError};
 
 /// Parameters of [`ArcPolicy`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct ArcParams {
     /// Sampling of accesses (PEBS up to 100 kHz, FreqTier §V-B-2), as for the other
     /// caching baselines.

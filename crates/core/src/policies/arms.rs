@@ -52,7 +52,8 @@ use crate::{Event, ParamError};
 
 /// Parameters of [`ArmsPolicy`]. The paper states no constants; the defaults are its
 /// artifact's (`arms_kernel.h`), except where a doc says tierkit chose the value.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct ArmsParams {
     /// PEBS period under history bias, events. Artifact `DEFAULT_SAMPLE_PERIOD`: 10007.
     pub sample_period: u64,

@@ -35,7 +35,8 @@ use crate::{Event, ParamError};
 
 /// Parameters of [`AutoNumaPolicy`]. Defaults are Linux's (v6.2, the kernel FreqTier and
 /// HybridTier evaluate AutoNUMA on).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct AutoNumaParams {
     /// Pages protected per scan: `numa_balancing_scan_size_mb` = 256 (65536 4 KiB
     /// pages; FreqTier §II-C "unmaps 256MB of pages (the scan window)").

@@ -36,7 +36,8 @@ use crate::types::{Nanos, Page, TierId, PAGE_SIZE};
 use crate::{Event, ParamError};
 
 /// Parameters of [`ColloidPolicy`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct ColloidParams {
     /// Watermark gap that triggers a reset. Colloid §5: ε = 0.01.
     pub epsilon: f64,

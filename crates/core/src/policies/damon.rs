@@ -16,7 +16,8 @@ use crate::types::{Page, TierId, MILLISECOND};
 use crate::{Event, ParamError};
 
 /// Parameters of [`DamonPolicy`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct DamonParams {
     /// DAMON's sampling and aggregation intervals and region bounds (DAMON defaults:
     /// 5 ms, 100 ms, 10 to 1000 regions).

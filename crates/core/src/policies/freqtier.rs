@@ -37,7 +37,8 @@ use crate::types::{Nanos, Page, TierId, SECOND};
 use crate::{Event, ParamError};
 
 /// Parameters of [`FreqTierPolicy`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct FreqTierParams {
     /// FreqTier §V-C-a: initial hot threshold 5.
     pub initial_hot_threshold: u32,

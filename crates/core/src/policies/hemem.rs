@@ -38,7 +38,8 @@ use crate::types::{Nanos, Page, TierId, MILLISECOND, PAGE_SIZE};
 use crate::{Event, ParamError};
 
 /// Parameters of [`HememPolicy`]; defaults are HeMem's `src/pebs.h`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct HememParams {
     /// PEBS sample period in memory events. HeMem `SAMPLE_PERIOD`: 19997.
     pub sample_period: u64,

@@ -54,7 +54,8 @@ use crate::types::{Nanos, Page, TierId, HUGE_PAGE_PAGES, SECOND};
 use crate::{Event, ParamError};
 
 /// Parameters of [`HybridTierPolicy`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct HybridTierParams {
     /// PEBS sampling rate. The authors' artifact samples at 100 kHz (its highest level,
     /// as FreqTier §V-B-2).

@@ -30,7 +30,8 @@ use crate::sketches::PageTable;
 use crate::types::Page;
 
 /// Parameters of a [`Ledger`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct LedgerParams {
     /// Ticks a move stays on the books, and the balance's half-life: 20 (2 s at 100 ms
     /// ticks, two FreqTier aging periods on a busy tier).

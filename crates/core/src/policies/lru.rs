@@ -17,7 +17,8 @@ use crate::types::{Page, TierId};
 use crate::{Event, ParamError};
 
 /// Parameters of [`LruPolicy`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct LruParams {
     /// Sampling of accesses. HybridTier and FreqTier sample PEBS at up to 100 kHz
     /// (FreqTier §V-B-2): the default.

@@ -34,7 +34,8 @@ use crate::types::{Nanos, Page, TierId, MILLISECOND, SECOND};
 use crate::{Event, ParamError};
 
 /// Which device tracker feeds the Nominator (M5 §5.2 ②).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
 pub enum M5Mode {
     /// HPT-only Nominator: the hot pages, hottest first.
     HptOnly,
@@ -43,7 +44,8 @@ pub enum M5Mode {
 }
 
 /// Parameters of [`M5Policy`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct M5Params {
     /// The Nominator's tracker.
     pub mode: M5Mode,

@@ -55,10 +55,13 @@ pub const MEMTIS_PERIODS: [u64; 30] = [
 
 /// Parameters of [`MemtisPolicy`]; defaults are MEMTIS's (`mm/mempolicy.c` sysfs
 /// defaults, `mm/htmm_*.c`).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct MemtisParams {
     /// The period ladder, shortest first; ksampled starts at the shortest. MEMTIS
-    /// `pebs_period_list`: 199 to 19997 events.
+    /// `pebs_period_list`: 199 to 19997 events. Not settable by name.
+    #[serde(skip)]
+    #[schemars(skip)]
     pub sample_periods: &'static [u64],
     /// ksampled's soft CPU quota, a fraction of `quota_cores`. MEMTIS
     /// `ksampled_soft_cpu_quota`: 3%.

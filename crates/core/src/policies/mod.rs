@@ -23,6 +23,7 @@ mod streams;
 mod threshold;
 mod tierkit;
 mod tpp;
+pub mod tuning;
 mod two_q;
 
 pub use arc::{ArcParams, ArcPolicy};
@@ -49,6 +50,7 @@ pub use two_q::{TwoQParams, TwoQPolicy};
 use crate::memory::{Memory, Resident, ScanCursor};
 use crate::types::Page;
 use crate::{ParamError, Policy};
+use tuning::{apply, describe, describe_default, tuned, ParamDoc, Setting, Spec};
 
 /// What a platform tells a policy about the process it will manage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,14 +142,20 @@ impl ScanPass {
     }
 }
 
+/// How a registered policy is built: for a setup, with the settings of its spec.
+pub type Builder = fn(&PolicySetup, &[Setting<'_>]) -> Result<Box<dyn Policy>, ParamError>;
+
 /// A registered policy.
 pub struct Registered {
     /// Name on the command line.
     pub name: &'static str,
     /// One line: what it is.
     pub about: &'static str,
-    /// Builds it with its paper defaults.
-    pub build: fn(&PolicySetup) -> Result<Box<dyn Policy>, ParamError>,
+    /// Builds it with its paper defaults, changed by the settings of its spec
+    /// ([`tuning`]).
+    pub build: Builder,
+    /// Its parameters, defaults and doc comments.
+    pub params: fn() -> Vec<ParamDoc>,
 }
 
 /// Every built-in policy.
@@ -155,103 +163,129 @@ pub const REGISTRY: &[Registered] = &[
     Registered {
         name: "tierkit",
         about: "tierkit: exact counts, capacity-fitted threshold, M5 cost gate, sweep prefetch, adaptive headroom and hysteresis",
-        build: |s| Ok(Box::new(TierkitPolicy::new(TierkitParams::default(), s)?)),
+        build: |s, o| Ok(Box::new(TierkitPolicy::new(tuned::<TierkitParams>(o)?, s)?)),
+        params: describe_default::<TierkitParams>,
     },
     Registered {
         name: "lru",
         about: "promote on sampled slow access, demote the least recently sampled fast page",
-        build: |s| Ok(Box::new(LruPolicy::new(LruParams::default(), s)?)),
+        build: |s, o| Ok(Box::new(LruPolicy::new(tuned::<LruParams>(o)?, s)?)),
+        params: describe_default::<LruParams>,
     },
     Registered {
         name: "clock",
         about: "promote on sampled slow access, demote the CLOCK victim",
-        build: |s| Ok(Box::new(ClockPolicy::new(ClockParams::default(), s)?)),
+        build: |s, o| Ok(Box::new(ClockPolicy::new(tuned::<ClockParams>(o)?, s)?)),
+        params: describe_default::<ClockParams>,
     },
     Registered {
         name: "freqtier",
         about: "FreqTier: blocked 4-bit CBF, dynamic hot threshold, wrapping demotion scan, adaptive sampling",
-        build: |s| Ok(Box::new(FreqTierPolicy::new(FreqTierParams::default(), s)?)),
+        build: |s, o| Ok(Box::new(FreqTierPolicy::new(tuned::<FreqTierParams>(o)?, s)?)),
+        params: describe_default::<FreqTierParams>,
     },
     Registered {
         name: "hybridtier",
         about: "HybridTier: frequency + momentum CBFs, Table 1 promotion/demotion with second chance",
-        build: |s| Ok(Box::new(HybridTierPolicy::new(HybridTierParams::default(), s)?)),
+        build: |s, o| Ok(Box::new(HybridTierPolicy::new(tuned::<HybridTierParams>(o)?, s)?)),
+        params: describe_default::<HybridTierParams>,
     },
     Registered {
         name: "tpp",
         about: "TPP: slow-tier hint faults, promote pages found on the active LRU, demote inactive to keep 2% free",
-        build: |_| Ok(Box::new(TppPolicy::new(TppParams::default())?)),
+        build: |_, o| Ok(Box::new(TppPolicy::new(tuned::<TppParams>(o)?)?)),
+        params: describe_default::<TppParams>,
     },
     Registered {
         name: "autonuma",
         about: "Linux NUMA balancing tiering: promote on short hint-fault latency, MGLRU-style demotion",
-        build: |_| Ok(Box::new(AutoNumaPolicy::new(AutoNumaParams::default())?)),
+        build: |_, o| Ok(Box::new(AutoNumaPolicy::new(tuned::<AutoNumaParams>(o)?)?)),
+        params: describe_default::<AutoNumaParams>,
     },
     Registered {
         name: "m5",
         about:
             "M5: device Count-Min top-K hot-page tracker (HPT-only Nominator), Algorithm 1 bandwidth-density Elector",
-        build: |s| Ok(Box::new(M5Policy::new(M5Params::default(), s)?)),
+        build: |s, o| Ok(Box::new(M5Policy::new(tuned::<M5Params>(o)?, s)?)),
+        params: describe_default::<M5Params>,
     },
     Registered {
         name: "m5-hwt",
         about: "M5 with the HWT-driven Nominator: hot words build pages with a word mask, dense pages first",
-        build: |s| Ok(Box::new(M5Policy::new(M5Params { mode: M5Mode::HwtDriven, ..Default::default() }, s)?)),
+        build: |s, o| Ok(Box::new(M5Policy::new(apply(hwt_driven(), o)?, s)?)),
+        params: || describe(&hwt_driven()),
     },
     Registered {
         name: "damon",
         about: "DAMON-based tiering: adaptive regions, DAMOS migrate_hot / migrate_cold under a quota",
-        build: |_| Ok(Box::new(DamonPolicy::new(DamonParams::default())?)),
+        build: |_, o| Ok(Box::new(DamonPolicy::new(tuned::<DamonParams>(o)?)?)),
+        params: describe_default::<DamonParams>,
     },
     Registered {
         name: "hemem",
         about: "HeMem: exact per-page PEBS counts, hot at 4 reads/writes, cooling at 10, 10 ms migration quantum",
-        build: |s| Ok(Box::new(HememPolicy::new(HememParams::default(), s)?)),
+        build: |s, o| Ok(Box::new(HememPolicy::new(tuned::<HememParams>(o)?, s)?)),
+        params: describe_default::<HememParams>,
     },
     Registered {
         name: "memtis",
         about: "MEMTIS: exact PEBS counts, log2 histogram, capacity-aware hot/warm thresholds, 500 ms kmigraterd",
-        build: |s| Ok(Box::new(MemtisPolicy::new(MemtisParams::default(), s)?)),
+        build: |s, o| Ok(Box::new(MemtisPolicy::new(tuned::<MemtisParams>(o)?, s)?)),
+        params: describe_default::<MemtisParams>,
     },
     Registered {
         name: "arms",
         about: "ARMS: short/long-term EWMA scores, capacity-sized hot set (no threshold), cost/benefit gate, interval-bounded batches",
-        build: |s| Ok(Box::new(ArmsPolicy::new(ArmsParams::default(), s)?)),
+        build: |s, o| Ok(Box::new(ArmsPolicy::new(tuned::<ArmsParams>(o)?, s)?)),
+        params: describe_default::<ArmsParams>,
     },
     Registered {
         name: "nomad",
         about: "NOMAD: TPP's hint-fault promotion and LRU demotion with shadow copies (clean demotions remap, no copy) and transactional promotion",
-        build: |_| Ok(Box::new(NomadPolicy::new(NomadParams::default())?)),
+        build: |_, o| Ok(Box::new(NomadPolicy::new(tuned::<NomadParams>(o)?)?)),
+        params: describe_default::<NomadParams>,
     },
     Registered {
         name: "arc",
         about: "ARC (Megiddo & Modha): T1/T2 with ghost lists B1/B2 and adaptive target p, sampled hits and misses",
-        build: |s| Ok(Box::new(ArcPolicy::new(ArcParams::default(), s)?)),
+        build: |s, o| Ok(Box::new(ArcPolicy::new(tuned::<ArcParams>(o)?, s)?)),
+        params: describe_default::<ArcParams>,
     },
     Registered {
         name: "2q",
         about: "2Q (Kin = 1/4, Kout = 1/2 of the fast tier): FIFO for pages seen once, LRU for pages seen again",
-        build: |s| Ok(Box::new(TwoQPolicy::new(TwoQParams::default(), s)?)),
+        build: |s, o| Ok(Box::new(TwoQPolicy::new(tuned::<TwoQParams>(o)?, s)?)),
+        params: describe_default::<TwoQParams>,
     },
     Registered {
         name: "lfu",
         about: "promote on sampled slow access, demote the least frequently sampled fast page (no aging)",
-        build: |s| Ok(Box::new(LfuPolicy::new(LfuParams::default(), s)?)),
+        build: |s, o| Ok(Box::new(LfuPolicy::new(tuned::<LfuParams>(o)?, s)?)),
+        params: describe_default::<LfuParams>,
     },
     Registered {
         name: "lru-cache",
         about: "LRU as a plain cache: every slow access promotes",
-        build: |s| Ok(Box::new(LruPolicy::cache(s)?)),
+        build: |s, o| {
+            tuning::none("lru-cache", o)?;
+            Ok(Box::new(LruPolicy::cache(s)?))
+        },
+        params: Vec::new,
     },
     Registered {
         name: "clock-cache",
         about: "CLOCK as a plain cache: every slow access promotes",
-        build: |s| Ok(Box::new(ClockPolicy::cache(s)?)),
+        build: |s, o| {
+            tuning::none("clock-cache", o)?;
+            Ok(Box::new(ClockPolicy::cache(s)?))
+        },
+        params: Vec::new,
     },
     Registered {
         name: "threshold",
         about: "the example policy: CBF counts, fixed hot threshold, watermark demotion scan",
-        build: |s| Ok(Box::new(ThresholdPolicy::new(ThresholdParams::default(), s.fast_pages)?)),
+        build: |s, o| Ok(Box::new(ThresholdPolicy::new(tuned::<ThresholdParams>(o)?, s.fast_pages)?)),
+        params: describe_default::<ThresholdParams>,
     },
 ];
 
@@ -260,15 +294,45 @@ pub fn find(name: &str) -> Option<&'static Registered> {
     REGISTRY.iter().find(|r| r.name == name)
 }
 
+/// M5's parameters with the HWT-driven Nominator (`m5-hwt`).
+fn hwt_driven() -> M5Params {
+    M5Params { mode: M5Mode::HwtDriven, ..Default::default() }
+}
+
+/// Colloid's parameters as a `+colloid` spec names them: under `colloid.`.
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+struct Colloid {
+    colloid: ColloidParams,
+}
+
+/// An error about one of Colloid's parameters, named as it is set (`colloid.KEY`).
+fn under_colloid(e: ParamError) -> ParamError {
+    ParamError { param: format!("colloid.{}", e.param).into(), ..e }
+}
+
 /// Suffix that wraps any registered policy in [`ColloidPolicy`] (`hemem+colloid`).
 pub const COLLOID_SUFFIX: &str = "+colloid";
 
-/// Builds the policy called `name` — a registered name, or one followed by
-/// [`COLLOID_SUFFIX`] — with its defaults; `None` when no such policy exists.
-pub fn build(name: &str, setup: &PolicySetup) -> Option<Result<Box<dyn Policy>, ParamError>> {
-    match name.strip_suffix(COLLOID_SUFFIX) {
-        Some(base) => find(base).map(|r| (r.build)(setup).and_then(with_colloid)),
-        None => find(name).map(|r| (r.build)(setup)),
+/// Builds the policy a spec names — a registered name, or one followed by
+/// [`COLLOID_SUFFIX`], then any settings ([`tuning`]: `hemem:hot_threshold=8`, and for a
+/// Colloid-wrapped policy `colloid.`-prefixed keys for Colloid's own); `None` when no
+/// such policy exists.
+pub fn build(spec: &str, setup: &PolicySetup) -> Option<Result<Box<dyn Policy>, ParamError>> {
+    let spec = match Spec::parse(spec) {
+        Ok(spec) => spec,
+        Err(e) => return find(spec.split(':').next().unwrap_or("")).map(|_| Err(e)),
+    };
+    match spec.name.strip_suffix(COLLOID_SUFFIX) {
+        Some(base) => {
+            let (own, wrapper): (Vec<Setting<'_>>, Vec<Setting<'_>>) =
+                spec.settings.iter().partition(|s| !s.key.starts_with("colloid."));
+            let colloid = |base| {
+                let params = tuned::<Colloid>(&wrapper)?.colloid;
+                Ok(Box::new(ColloidPolicy::new(params, base).map_err(under_colloid)?) as Box<dyn Policy>)
+            };
+            find(base).map(|r| (r.build)(setup, &own).and_then(colloid))
+        }
+        None => find(spec.name).map(|r| (r.build)(setup, &spec.settings)),
     }
 }
 

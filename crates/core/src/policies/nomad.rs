@@ -45,7 +45,8 @@ use crate::{Event, ParamError};
 
 /// Parameters of [`NomadPolicy`]. NOMAD runs on TPP's kernel and keeps its settings; the
 /// paper states no constant of its own, so the last two are its artifact's or tierkit's.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct NomadParams {
     /// Pages protected per scan. TPP's: 256 MB of pages (65536), Linux
     /// `numa_balancing_scan_size_mb`.

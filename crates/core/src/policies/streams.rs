@@ -18,7 +18,8 @@ use std::ops::Range;
 use crate::types::{Nanos, Page};
 
 /// Parameters of [`StreamDetector`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct StreamParams {
     /// Candidate streams followed at once (16, like a hardware stream prefetcher's
     /// table).

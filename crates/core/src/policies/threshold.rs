@@ -12,7 +12,8 @@ use crate::types::{Nanos, TierId, SECOND};
 use crate::{Event, ParamError};
 
 /// Parameters of [`ThresholdPolicy`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct ThresholdParams {
     /// Samples a page needs to be hot. FreqTier §V-C-a: initial hot threshold 5.
     pub hot_threshold: u32,

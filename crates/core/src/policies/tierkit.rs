@@ -86,7 +86,8 @@ use crate::types::{Page, TierId};
 use crate::{Event, ParamError};
 
 /// Parameters of [`TierkitPolicy`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct TierkitParams {
     /// Sampling rate, constant (FreqTier §V-B-2's highest level, 100 kHz).
     pub sample_rate_hz: f64,

@@ -39,7 +39,8 @@ use crate::types::{Nanos, Page, PageKind, TierId, MILLISECOND, SECOND};
 use crate::{Event, ParamError};
 
 /// Parameters of [`TppPolicy`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct TppParams {
     /// Pages protected per scan. TPP §5.3: NUMA balancing samples "by default, 256MB of
     /// pages" (65536 4 KiB pages; Linux `numa_balancing_scan_size_mb` = 256).

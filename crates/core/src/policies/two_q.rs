@@ -20,7 +20,8 @@ use crate::types::{Page, TierId};
 use crate::{Event, ParamError};
 
 /// Parameters of [`TwoQPolicy`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct TwoQParams {
     /// Sampling of accesses (PEBS up to 100 kHz, FreqTier §V-B-2).
     pub rate: SampleRate,
