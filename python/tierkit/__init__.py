@@ -7,6 +7,7 @@ the same inputs giving the same numbers::
     r = tierkit.simulate(workload="zipf", policy="tierkit", ratio="1:16", alpha=0.9)
     r.summary["throughput"], r.timeline["fast_hit_ratio"]
     df = tierkit.compare(workloads=["zipf", "gups"], policies=["tierkit", "tpp"], ratios=["1:16"])
+    a = tierkit.advise("app.tkt", target=0.05)    # how much DRAM, which policy
 
 Workload options (the CLI's ``--opt KEY=VALUE``) go as extra keyword arguments, or in
 ``options={...}`` when a name collides with a keyword of the call (``scale`` of the GAP
@@ -22,6 +23,7 @@ grid of parameters; :mod:`tierkit.plot` draws results.
 from __future__ import annotations
 
 import inspect
+import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -43,6 +45,8 @@ __all__ = [
     "SimResult",
     "simulate",
     "compare",
+    "Advice",
+    "advise",
     "sweep",
     "workloads",
     "policies",
@@ -297,6 +301,73 @@ def compare(
     )
     rows = _tierkit.compare(grid, size, run)
     return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class Advice:
+    """The answer of :func:`advise`, as ``tierkit advise --trace FILE --json`` gives it.
+
+    ``recommended`` is the smallest DRAM size whose best policy keeps the program within
+    ``target`` of all-DRAM (a dict with the columns of ``sizes``), or ``None`` when no size
+    tried does. ``sizes`` has one row per size, smallest DRAM share first: ``ratio``,
+    ``dram_share``, ``dram_bytes``, ``best``, ``best_pct_of_all_local``, ``runner_up``,
+    ``margin_over_runner_up``, ``margin_over_none`` (points). ``runs`` has every run, with
+    the columns of :func:`compare`. ``run_seconds`` is the simulated time the runs span and
+    ``too_short_for`` the policies whose settling time is longer (trust their rows less);
+    ``time_base`` says how trace time was set.
+    """
+
+    trace: str
+    target: float
+    recommended: dict[str, Any] | None
+    sizes: pd.DataFrame
+    runs: pd.DataFrame
+    time_base: str
+    run_seconds: float
+    too_short_for: list[str]
+
+
+def advise(
+    trace: str | os.PathLike[str],
+    target: float = 0.05,
+    *,
+    ratios: Iterable[Ratio] | None = None,
+    policies: Iterable[str] | None = None,
+    machine: str = "cxl",
+    seed: int = 1,
+    jobs: int | None = None,
+    scale: int | None = None,
+    prefault: bool = True,
+    antagonist: float | None = None,
+    machine_file: str | os.PathLike[str] | None = None,
+    overrides: Mapping[str, object] | None = None,
+) -> Advice:
+    """For the program whose trace is ``trace``: the smallest DRAM share within ``target``
+    slowdown of all-DRAM (a fraction: 0.05 is 5%) under the best policy, and the best
+    policy at each size, as ``tierkit advise --trace``. Every policy the real suite
+    compares runs (or ``policies``, which may carry settings such as
+    ``"hemem:hot_reads=8"``) at fast:slow ``ratios`` (default 1:32, 1:16, 1:8, 1:4, 1:2),
+    with ``all-local`` and ``none``. The other arguments are as for :func:`simulate`.
+    """
+    if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < target < 1:
+        raise BadOptionError(f"target {target!r}: a slowdown as a fraction above 0 and below 1, such as 0.05")
+    size, run = _run_options(
+        machine, seed, None, None, None, scale, prefault, False, False, antagonist, machine_file, overrides, None, {}
+    )
+    path = os.fspath(trace)
+    names = [policies] if isinstance(policies, str) else list(policies or [])
+    out = _tierkit.advise(path, float(target) * 100.0, names, _ratios(ratios), size, run, jobs)
+    answer = json.loads(out["advice"])
+    return Advice(
+        trace=path,
+        target=float(target),
+        recommended=answer["recommended"],
+        sizes=pd.DataFrame(answer["sizes"]),
+        runs=pd.DataFrame(out["runs"]),
+        time_base=answer["time_base"],
+        run_seconds=answer["run_seconds"],
+        too_short_for=answer["too_short_for"],
+    )
 
 
 # Last: sweep runs simulate. `tierkit.sweep` is the function; `tierkit.sweep.combinations`

@@ -84,6 +84,18 @@ def compare(grid_options: _GridOptions, size: _SizeOptions, machine: _MachineOpt
     """A grid as ``tierkit compare``: one summary dict per (workload, ratio, policy), with the
     workload's ``workload_pages``, ``seed`` and ``options`` (a dict of strings) to rebuild its stream."""
 
+def advise(
+    trace: str,
+    target_pct: float,
+    policies: list[str],
+    ratios: list[str],
+    size: _SizeOptions,
+    machine: _MachineOptions,
+    jobs: int | None = None,
+) -> dict[str, Any]:
+    """``tierkit advise --trace``: ``{"advice": the answer as JSON text, "runs": one summary
+    dict per run}``; empty ``policies`` and ``ratios`` take the command's defaults."""
+
 def heatmap(workload: str, size: _SizeOptions, seed: int, page_bins: int, time_bins: int) -> list[list[int]]:
     """Accesses of the workload's stream per (time bin, page bin)."""
 

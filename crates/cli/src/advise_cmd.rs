@@ -8,9 +8,8 @@
 
 use anyhow::{bail, Result};
 use clap::Args;
-use serde::Serialize;
-use std::collections::BTreeMap;
-use tierkit_sim::compare::{compare, real_suite_policies, Grid, Row};
+use tierkit_sim::advise::{advise, check_target, subjects, Advice};
+use tierkit_sim::compare::{compare, Grid};
 use tierkit_sim::workload::WorkloadSpec;
 
 use crate::args::parse_ratio;
@@ -47,57 +46,14 @@ pub struct AdviseArgs {
 fn parse_percent(s: &str) -> Result<f64, String> {
     let v: f64 =
         s.trim().trim_end_matches('%').parse().map_err(|_| format!("target {s:?}: a percentage such as 5%"))?;
-    if !(v > 0.0 && v < 100.0) {
-        return Err(format!("target {s:?}: a slowdown above 0% and below 100%"));
-    }
-    Ok(v)
-}
-
-/// References that bound the answer rather than compete in it.
-const REFERENCES: [&str; 3] = ["all-local", "oracle", "static-oracle"];
-
-/// One DRAM size.
-#[derive(Clone, Serialize)]
-struct Size {
-    ratio: String,
-    /// Share of the footprint in DRAM, and its bytes.
-    dram_share: f64,
-    dram_bytes: u64,
-    best: String,
-    best_pct_of_all_local: f64,
-    runner_up: Option<String>,
-    margin_over_runner_up: Option<f64>,
-    margin_over_none: Option<f64>,
-}
-
-/// The answer.
-#[derive(Serialize)]
-struct Advice {
-    trace: String,
-    time_base: String,
-    target_slowdown_pct: f64,
-    /// The smallest size within the target, if any.
-    recommended: Option<Size>,
-    sizes: Vec<Size>,
-    /// Simulated seconds the runs span, and the policies whose settling time is longer.
-    run_seconds: f64,
-    too_short_for: Vec<String>,
-    /// The runs (`compare --json` has them all).
-    #[serde(skip)]
-    rows: Vec<Row>,
+    check_target(v).map_err(|_| format!("target {s:?}: a slowdown above 0% and below 100%"))
 }
 
 /// Runs `tierkit advise`.
 pub fn run(a: AdviseArgs) -> Result<()> {
     let seed = a.machine.seed;
     let workload = a.size.apply(WorkloadSpec::new("trace", 65_536, 3_000_000, seed).with("path", &a.trace))?;
-    let mut policies = if a.policies.is_empty() { real_suite_policies() } else { a.policies.clone() };
-    policies.retain(|p| p != "oracle" && p != "static-oracle"); // the answer needs no oracle
-    for needed in ["all-local", "none"] {
-        if !policies.iter().any(|p| p == needed) {
-            policies.push(needed.to_string());
-        }
-    }
+    let policies = subjects(&a.policies);
     if a.ratios.iter().any(|&(f, s)| f == 0 || s == 0) {
         bail!("--ratios: every ratio needs a fast and a slow part, e.g. 1:8");
     }
@@ -112,63 +68,13 @@ pub fn run(a: AdviseArgs) -> Result<()> {
         bar.set_message(label.to_string());
     })?;
     bar.finish();
-    let advice = advise(&a, rows)?;
+    let advice = advise(&a.trace, a.target, rows)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&advice)?);
     } else {
         print(&advice);
     }
     Ok(())
-}
-
-fn advise(a: &AdviseArgs, rows: Vec<Row>) -> Result<Advice> {
-    let first = rows.first().map(|r| r.result.clone()).unwrap_or_default();
-    let mut by_ratio: BTreeMap<(u64, u64), Vec<&Row>> = BTreeMap::new();
-    for r in rows.iter().filter(|r| !REFERENCES.contains(&r.result.policy.as_str())) {
-        by_ratio.entry(r.result.ratio).or_default().push(r);
-    }
-    // Smallest DRAM share first.
-    let mut ratios: Vec<(u64, u64)> = by_ratio.keys().copied().collect();
-    ratios.sort_by(|x, y| (x.0 * y.1).cmp(&(y.0 * x.1)));
-    let mut sizes: Vec<Size> = Vec::new();
-    for ratio in ratios {
-        let mut runs = by_ratio[&ratio].clone();
-        runs.sort_by(|x, y| y.pct_of_all_local.total_cmp(&x.pct_of_all_local));
-        let best = runs[0];
-        let none = runs.iter().find(|r| r.result.policy == "none").map(|r| r.pct_of_all_local);
-        sizes.push(Size {
-            ratio: format!("{}:{}", ratio.0, ratio.1),
-            dram_share: ratio.0 as f64 / (ratio.0 + ratio.1) as f64,
-            dram_bytes: best.result.fast_pages * tierkit_core::PAGE_SIZE,
-            best: best.result.policy.clone(),
-            best_pct_of_all_local: best.pct_of_all_local,
-            runner_up: runs.get(1).map(|r| r.result.policy.clone()),
-            margin_over_runner_up: runs.get(1).map(|r| best.pct_of_all_local - r.pct_of_all_local),
-            margin_over_none: none.map(|n| best.pct_of_all_local - n),
-        });
-    }
-    if sizes.is_empty() {
-        bail!("no policy ran: give at least one policy besides the references");
-    }
-    let recommended = sizes.iter().find(|s| 100.0 - s.best_pct_of_all_local <= a.target).cloned();
-    let wall = rows.iter().map(|r| r.result.wall_ns).fold(f64::INFINITY, f64::min);
-    let mut too_short: Vec<String> = rows
-        .iter()
-        .filter(|r| r.result.horizon_ns as f64 > r.result.wall_ns)
-        .map(|r| r.result.policy.clone())
-        .collect();
-    too_short.sort();
-    too_short.dedup();
-    Ok(Advice {
-        trace: a.trace.clone(),
-        time_base: first.time_base,
-        target_slowdown_pct: a.target,
-        recommended,
-        sizes,
-        run_seconds: wall * 1e-9,
-        too_short_for: too_short,
-        rows,
-    })
 }
 
 fn mib(bytes: u64) -> String {

@@ -7,6 +7,7 @@
 
 use pyo3::prelude::*;
 
+mod advise;
 mod convert;
 mod custom;
 mod errors;
@@ -21,6 +22,7 @@ mod runs;
 fn _tierkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(runs::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(runs::compare, m)?)?;
+    m.add_function(wrap_pyfunction!(advise::advise, m)?)?;
     m.add_function(wrap_pyfunction!(heat::heatmap, m)?)?;
     m.add_function(wrap_pyfunction!(names::workloads, m)?)?;
     m.add_function(wrap_pyfunction!(names::policies, m)?)?;

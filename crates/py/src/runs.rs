@@ -47,7 +47,7 @@ pub struct GridOptions {
     pub jobs: Option<usize>,
 }
 
-fn grid(machine: &MachineOptions, workloads: Vec<tierkit_sim::workload::WorkloadSpec>) -> PyResult<Grid> {
+pub(crate) fn grid(machine: &MachineOptions, workloads: Vec<tierkit_sim::workload::WorkloadSpec>) -> PyResult<Grid> {
     Ok(Grid {
         machine: machine.config()?,
         workloads,
@@ -62,7 +62,7 @@ fn grid(machine: &MachineOptions, workloads: Vec<tierkit_sim::workload::Workload
     })
 }
 
-fn execute(py: Python<'_>, grid: &Grid, threads: usize) -> PyResult<Vec<Row>> {
+pub(crate) fn execute(py: Python<'_>, grid: &Grid, threads: usize) -> PyResult<Vec<Row>> {
     interruptible(py, |stop| compare_until(grid, threads, &|_, _, _| {}, stop))
 }
 

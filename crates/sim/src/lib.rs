@@ -8,6 +8,7 @@ pub mod workload;
 
 pub use error::SimError;
 mod acr;
+pub mod advise;
 pub mod budget;
 pub mod catalog;
 pub mod compare;

@@ -1,0 +1,49 @@
+//! `advise`: `tierkit advise --trace` for Python, the same runs and the same answer.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use tierkit_sim::advise::{advise as answer, check_target, subjects, RATIOS};
+use tierkit_sim::workload::WorkloadSpec;
+
+use crate::convert::summary;
+use crate::errors::to_py;
+use crate::options::{ratio, MachineOptions, SizeOptions, DEFAULT_ACCESSES, DEFAULT_PAGES};
+use crate::runs::{execute, grid};
+
+/// The answer for the program whose trace is at `trace`, at `target_pct` percent of
+/// slowdown: `{"advice": JSON text of the answer (as `tierkit advise --json`), "runs":
+/// one summary dict per run}`. Empty `policies` and `ratios` take `advise`'s defaults.
+#[pyfunction]
+#[pyo3(signature = (trace, target_pct, policies, ratios, size, machine, jobs=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn advise<'py>(
+    py: Python<'py>,
+    trace: &str,
+    target_pct: f64,
+    policies: Vec<String>,
+    ratios: Vec<String>,
+    size: SizeOptions,
+    machine: MachineOptions,
+    jobs: Option<usize>,
+) -> PyResult<Bound<'py, PyDict>> {
+    check_target(target_pct).map_err(to_py)?;
+    let spec =
+        size.apply(WorkloadSpec::new("trace", DEFAULT_PAGES, DEFAULT_ACCESSES, machine.seed).with("path", trace))?;
+    let mut g = grid(&machine, vec![spec])?;
+    // A plain cache or M5's access-count ratio is no part of the answer.
+    (g.cache_mode, g.measure_acr) = (false, false);
+    g.ratios =
+        if ratios.is_empty() { RATIOS.to_vec() } else { ratios.iter().map(|r| ratio(r)).collect::<PyResult<_>>()? };
+    g.policies = subjects(&policies);
+    let threads = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let rows = execute(py, &g, threads)?;
+    let runs = PyList::empty(py);
+    for row in &rows {
+        runs.append(summary(py, row)?)?;
+    }
+    let advice = answer(trace, target_pct, rows).map_err(to_py)?;
+    let out = PyDict::new(py);
+    out.set_item("advice", serde_json::to_string(&advice).expect("the answer serializes"))?;
+    out.set_item("runs", runs)?;
+    Ok(out)
+}
