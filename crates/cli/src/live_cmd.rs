@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use tierkit_linux::daemon::{self, DaemonConfig, SourceChoice, DEFAULT_STATE_DIR};
 use tierkit_linux::perms;
+use tierkit_linux::run::{self, DaemonConfig, SourceChoice, DEFAULT_STATE_DIR};
 use tierkit_linux::signals::Signals;
 use tierkit_linux::target::{Target, TargetError};
 use tierkit_linux::topology::{parse_list, TopologyOverrides};
@@ -153,7 +153,7 @@ fn spawn_failure_code(e: &TargetError) -> i32 {
 /// exit status (128 + the signal that killed it).
 pub fn run(args: RunArgs) -> Result<()> {
     let cfg = args.opts.config();
-    daemon::preflight(&cfg)?;
+    run::preflight(&cfg)?;
     let signals = Signals::install()?;
     let mut target = match Target::spawn(&args.cmd) {
         Ok(target) => target,
@@ -163,9 +163,9 @@ pub fn run(args: RunArgs) -> Result<()> {
         }
     };
     let pid = target.pid();
-    let report = daemon::run(&cfg, &mut target, &signals, &mut io::stderr())
+    let report = run::run(&cfg, &mut target, &signals, &mut io::stderr())
         .with_context(|| format!("cannot tier pid {pid} ({}); it keeps running untiered", args.cmd[0]))?;
-    let code = daemon::run_exit_code(&report);
+    let code = run::run_exit_code(&report);
     drop((target, signals));
     std::process::exit(code)
 }
@@ -177,11 +177,11 @@ pub fn attach(args: AttachArgs) -> Result<()> {
     let pid = args.pid;
     perms::check_attach(&cfg.root, pid).with_context(|| format!("cannot attach to pid {pid}"))?;
     let mut target = Target::attach(pid).with_context(|| format!("cannot attach to pid {pid}"))?;
-    daemon::preflight(&cfg)?;
+    run::preflight(&cfg)?;
     let signals = Signals::install()?;
-    let report = daemon::run(&cfg, &mut target, &signals, &mut io::stderr())
-        .with_context(|| format!("cannot tier pid {pid}"))?;
-    let code = daemon::attach_exit_code(&report);
+    let report =
+        run::run(&cfg, &mut target, &signals, &mut io::stderr()).with_context(|| format!("cannot tier pid {pid}"))?;
+    let code = run::attach_exit_code(&report);
     drop((target, signals));
     if code != 0 {
         std::process::exit(code);

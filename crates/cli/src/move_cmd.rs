@@ -14,9 +14,9 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use tierkit_core::{Memory, MoveStatus, Page, Resident, ScanCursor, TierId, PAGE_SIZE};
-use tierkit_linux::daemon::telemetry::process_cpu_ns;
+use tierkit_linux::memory::process::LiveProcess;
 use tierkit_linux::perms;
-use tierkit_linux::process::LiveProcess;
+use tierkit_linux::run::telemetry::process_cpu_ns;
 use tierkit_linux::signals::Signals;
 use tierkit_linux::topology::{Topology, TopologyOverrides};
 

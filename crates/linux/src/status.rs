@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use crate::memory::process::HeldBack;
 use crate::metrics::errno_name;
-use crate::process::HeldBack;
 use crate::signals::signal_name;
 use crate::target::TargetExit;
 
@@ -120,7 +120,7 @@ pub struct Summary {
     pub hit_ratio: Option<f64>,
     /// tierkit's total CPU time.
     pub cpu: Duration,
-    /// The daemon loop's CPU time by phase ([`crate::daemon::phases`]); empty when no
+    /// The daemon loop's CPU time by phase ([`crate::run::phases`]); empty when no
     /// loop ran.
     pub cpu_split: Vec<(&'static str, Duration)>,
     /// tierkit's resident set size at the end, bytes.

@@ -12,11 +12,11 @@ use std::time::Duration;
 
 use tierkit_core::policies::PolicySetup;
 use tierkit_core::{Event, InMemory, Memory};
-use tierkit_linux::daemon::live_source::SourceSetup;
-use tierkit_linux::daemon::profile::{self, ProfileChoice, ProfileConfig, ProfileMethod};
-use tierkit_linux::daemon::telemetry::process_cpu_ns;
-use tierkit_linux::daemon::{self, DaemonConfig, DaemonError, Ended, LiveSource, SourceChoice, SourceKind};
+use tierkit_linux::profile::{self, ProfileChoice, ProfileConfig, ProfileMethod};
+use tierkit_linux::run::telemetry::process_cpu_ns;
+use tierkit_linux::run::{self, DaemonConfig, DaemonError, Ended, LiveSource, SourceChoice, SourceKind};
 use tierkit_linux::signals::Signals;
+use tierkit_linux::source::live::SourceSetup;
 use tierkit_linux::target::{Target, TargetExit};
 
 /// Signal handlers are process-wide: one test at a time installs them.
@@ -71,14 +71,14 @@ fn a_dry_run_samples_the_target_and_ends_when_it_exits() {
         x = std::hint::black_box(x.wrapping_add(1));
     }
     let cpu_before = process_cpu_ns(None).unwrap();
-    let report = daemon::run(&cfg, &mut target, &signals, &mut log).unwrap();
+    let report = run::run(&cfg, &mut target, &signals, &mut log).unwrap();
     let cpu_during = Duration::from_nanos(process_cpu_ns(None).unwrap() - cpu_before);
     let log = String::from_utf8(log).unwrap();
     assert_eq!(report.ended, Ended::TargetExited(TargetExit::Code(7)), "{log}");
     // The own cost covers the run alone, to the nanosecond (not the CPU this test process
     // used before it, nor 10 ms clock ticks: a run of a few ms once read as 526% of a core).
     assert!(report.summary.cpu <= cpu_during, "{:?} > {cpu_during:?}", report.summary.cpu);
-    assert_eq!(daemon::run_exit_code(&report), 7);
+    assert_eq!(run::run_exit_code(&report), 7);
     assert!(report.summary.samples > 0, "page faults of the growing string are sampled:\n{log}");
     assert!(report.summary.dry_run);
     assert_eq!(report.summary.promoted_pages + report.summary.demoted_pages, 0, "one node: nothing can move");
@@ -106,12 +106,12 @@ fn sigterm_stops_tierkit_cleanly_and_leaves_the_target_running() {
         unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
     });
     let mut log = Vec::new();
-    let report = daemon::run(&cfg, &mut target, &signals, &mut log).unwrap();
+    let report = run::run(&cfg, &mut target, &signals, &mut log).unwrap();
     sender.join().unwrap();
     let log = String::from_utf8(log).unwrap();
     assert_eq!(report.ended, Ended::Signal(libc::SIGTERM), "{log}");
-    assert_eq!(daemon::run_exit_code(&report), 128 + libc::SIGTERM);
-    assert_eq!(daemon::attach_exit_code(&report), 0);
+    assert_eq!(run::run_exit_code(&report), 128 + libc::SIGTERM);
+    assert_eq!(run::attach_exit_code(&report), 0);
     assert!(log.contains("tierkit: status ["), "status lines every 100 ms:\n{log}");
     assert!(fields(&log).contains("ended=signal"), "{log}");
     assert!(log.contains("stopped by SIGTERM"), "{log}");
@@ -130,10 +130,10 @@ fn attached_runs_stop_after_their_duration() {
     let signals = Signals::install().unwrap();
     let mut target = Target::attach(child.id()).unwrap();
     let mut log = Vec::new();
-    let report = daemon::run(&cfg, &mut target, &signals, &mut log).unwrap();
+    let report = run::run(&cfg, &mut target, &signals, &mut log).unwrap();
     let log = String::from_utf8(log).unwrap();
     assert_eq!(report.ended, Ended::Duration(Duration::from_millis(500)), "{log}");
-    assert_eq!(daemon::attach_exit_code(&report), 0);
+    assert_eq!(run::attach_exit_code(&report), 0);
     assert!(fields(&log).starts_with("ended=duration "), "{log}");
     assert!(log.contains("the --duration of 0.5s elapsed"), "{log}");
     assert!(child.try_wait().unwrap().is_none(), "still running");
@@ -154,26 +154,26 @@ fn preflight_refuses_what_cannot_work_before_a_target_exists() {
         state_dir: state_dir("preflight"),
         ..DaemonConfig::default()
     };
-    assert!(daemon::preflight(&on(SourceChoice::Only(SourceKind::Perf), "tierkit")).is_ok());
-    let unknown = daemon::preflight(&on(SourceChoice::Auto, "nope")).unwrap_err().to_string();
+    assert!(run::preflight(&on(SourceChoice::Only(SourceKind::Perf), "tierkit")).is_ok());
+    let unknown = run::preflight(&on(SourceChoice::Auto, "nope")).unwrap_err().to_string();
     assert!(unknown.contains("unknown policy \"nope\"") && unknown.contains("tierkit, "), "{unknown}");
-    let no_damon = daemon::preflight(&on(SourceChoice::Only(SourceKind::Damon), "tierkit")).unwrap_err();
+    let no_damon = run::preflight(&on(SourceChoice::Only(SourceKind::Damon), "tierkit")).unwrap_err();
     assert!(matches!(no_damon, DaemonError::Source { .. }));
     let text = no_damon.to_string();
     assert!(text.contains("DAMON not available here because") && text.contains("damon/admin"), "{text}");
-    let hints = daemon::preflight(&on(SourceChoice::Only(SourceKind::Perf), "tpp")).unwrap_err().to_string();
+    let hints = run::preflight(&on(SourceChoice::Only(SourceKind::Perf), "tpp")).unwrap_err().to_string();
     assert!(hints.contains("policy tpp needs NUMA hint faults") && hints.contains("--source kernel"), "{hints}");
-    let regions = daemon::preflight(&on(SourceChoice::Only(SourceKind::Perf), "damon")).unwrap_err().to_string();
+    let regions = run::preflight(&on(SourceChoice::Only(SourceKind::Perf), "damon")).unwrap_err().to_string();
     assert!(regions.contains("--source damon"), "{regions}");
     let kernel_dry = DaemonConfig { dry_run: true, ..on(SourceChoice::Only(SourceKind::Kernel), "tierkit") };
-    assert!(daemon::preflight(&kernel_dry).unwrap_err().to_string().contains("--dry-run cannot be combined"));
-    let wrapped = daemon::preflight(&on(SourceChoice::Auto, "tierkit+colloid"));
+    assert!(run::preflight(&kernel_dry).unwrap_err().to_string().contains("--dry-run cannot be combined"));
+    let wrapped = run::preflight(&on(SourceChoice::Auto, "tierkit+colloid"));
     assert!(wrapped.is_ok(), "{wrapped:?}");
     let overrides = DaemonConfig {
         overrides: tierkit_linux::topology::TopologyOverrides { fast: None, slow: Some(vec![9]) },
         ..on(SourceChoice::Auto, "tierkit")
     };
-    assert!(daemon::preflight(&overrides).unwrap_err().to_string().contains("node 9"));
+    assert!(run::preflight(&overrides).unwrap_err().to_string().contains("node 9"));
 }
 
 #[test]
@@ -351,7 +351,7 @@ fn knobs_left_by_a_killed_run_are_restored_by_the_next_one() {
     let source = LiveSource::open(SourceChoice::Only(SourceKind::Kernel), &tree.setup(1, None)).unwrap();
     std::mem::forget(source); // as if tierkit were SIGKILLed: nothing is put back
     assert_eq!(tree.read("proc/sys/kernel/numa_balancing"), "2");
-    let acquired = tierkit_linux::daemon::state::acquire(&tree.0, &tree.0.join("run/tierkit")).unwrap();
+    let acquired = tierkit_linux::run::state::acquire(&tree.0, &tree.0.join("run/tierkit")).unwrap();
     assert_eq!(acquired.problems, Vec::<String>::new());
     assert!(
         acquired.recovered[0].contains("restored kernel knobs") && acquired.recovered[0].contains("numa_balancing")
@@ -359,6 +359,6 @@ fn knobs_left_by_a_killed_run_are_restored_by_the_next_one() {
     assert_eq!(tree.read("proc/sys/kernel/numa_balancing"), "0");
     assert_eq!(tree.read("sys/kernel/mm/numa/demotion_enabled"), "false");
     // While the lock is held, another run may not touch kernel state.
-    let busy = tierkit_linux::daemon::state::acquire(&tree.0, &tree.0.join("run/tierkit")).unwrap_err();
+    let busy = tierkit_linux::run::state::acquire(&tree.0, &tree.0.join("run/tierkit")).unwrap_err();
     assert!(busy.to_string().contains("another tierkit"), "{busy}");
 }

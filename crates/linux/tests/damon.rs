@@ -10,7 +10,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use tierkit_core::Event;
-use tierkit_linux::damon::{to_events, DamonError, DamonMonitor, DamonOptions, Poll, Region, Unavailable};
+use tierkit_linux::source::damon::{to_events, DamonError, DamonMonitor, DamonOptions, Poll, Region, Unavailable};
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/damon/fresh");
 const PID: i32 = 4242;

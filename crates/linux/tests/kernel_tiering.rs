@@ -7,7 +7,7 @@ use common::copy_dir;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use tierkit_linux::kernel_tiering::{BalancingMode, KernelTiering, Knob, TieringError, TieringOptions, TieringVmstat};
+use tierkit_linux::source::kernel::{BalancingMode, KernelTiering, Knob, TieringError, TieringOptions, TieringVmstat};
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/kernel");
 

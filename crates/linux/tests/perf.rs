@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 
 use tierkit_core::{Event, TierId};
-use tierkit_linux::perf::{
+use tierkit_linux::source::perf::{
     detect, parse_terms, plan, sample, samples_to_events, FormatField, PerfConfig, PerfError, PerfKind, PerfSource,
     PerfStats, RawSample, RecordParser, SampleFormat, Scope, PERF_RECORD_LOST, PERF_RECORD_LOST_SAMPLES,
     PERF_RECORD_SAMPLE, PERF_RECORD_THROTTLE, PERF_RECORD_UNTHROTTLE, SAMPLE_TYPE,
@@ -225,12 +225,12 @@ fn cfg_at(name: &str) -> PerfConfig {
 fn sysfs_event_strings_and_formats_encode_to_config_words() {
     let terms = parse_terms("event=0xcd,umask=0x1,ldlat=3").unwrap();
     let dir = fixture("intel/sys/bus/event_source/devices/cpu");
-    assert_eq!(tierkit_linux::perf::encode(&dir, &terms).unwrap(), [0x1cd, 3, 0, 0]);
+    assert_eq!(tierkit_linux::source::perf::encode(&dir, &terms).unwrap(), [0x1cd, 3, 0, 0]);
     let field = FormatField::parse(&std::fs::read_to_string(dir.join("format/ldlat")).unwrap()).unwrap();
     assert_eq!(field, FormatField { word: 1, ranges: vec![(0, 15)] });
     let amd = fixture("amd/sys/bus/event_source/devices/cpu");
     let split = parse_terms("event=0x1ab,umask=0x2").unwrap();
-    assert_eq!(tierkit_linux::perf::encode(&amd, &split).unwrap()[0], 0xab | 0x200 | (0x1 << 32));
+    assert_eq!(tierkit_linux::source::perf::encode(&amd, &split).unwrap()[0], 0xab | 0x200 | (0x1 << 32));
 }
 
 #[test]
@@ -433,7 +433,7 @@ fn page_fault_samples_carry_the_addresses_a_child_touched() {
     const N: usize = 512;
     let region = Region::new(N);
     let child = Toucher::spawn(&region, N);
-    let t0 = tierkit_linux::perf::monotonic_ns();
+    let t0 = tierkit_linux::source::perf::monotonic_ns();
     let mut source = PerfSource::open(child.pid, page_faults(64, Scope::Auto)).unwrap();
     assert_eq!(source.spec().kind, PerfKind::PageFaults);
     assert_eq!(source.spec().scope, Scope::Threads);
@@ -501,7 +501,7 @@ fn per_cpu_events_keep_only_the_target_samples() {
     let child = Toucher::spawn(&region, 16);
     let mut source = PerfSource::open(child.pid, page_faults(256, Scope::Cpus)).unwrap();
     assert_eq!(source.spec().scope, Scope::Cpus);
-    let cpus = tierkit_linux::perf::online_cpus(std::path::Path::new("/")).unwrap();
+    let cpus = tierkit_linux::source::perf::online_cpus(std::path::Path::new("/")).unwrap();
     assert_eq!(source.streams(), cpus.len());
     assert_eq!(source.refresh_threads().unwrap(), 0, "CPU events cover new threads already");
     let mut out = Vec::new();

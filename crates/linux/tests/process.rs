@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use tierkit_core::{Memory, MoveStatus, Mover, Plan, Resident, ScanCursor, TierId, HUGE_PAGE_PAGES, PAGE_SIZE};
-use tierkit_linux::process::{LiveProcess, ProcessError};
-use tierkit_linux::procfs::{read_maps, MappingKind};
+use tierkit_linux::memory::process::{LiveProcess, ProcessError};
+use tierkit_linux::memory::procfs::{read_maps, MappingKind};
 use tierkit_linux::topology::Topology;
 
 const MIB: usize = 1 << 20;

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use tierkit_core::{PageKind, PAGE_SIZE};
-use tierkit_linux::procfs::{parse_maps, read_maps, MappingKind, Pagemap, ProcError};
+use tierkit_linux::memory::procfs::{parse_maps, read_maps, MappingKind, Pagemap, ProcError};
 
 const MAPS: &str = "\
 55d0c3a00000-55d0c3a02000 r--p 00000000 08:01 1835052                    /usr/bin/sleep

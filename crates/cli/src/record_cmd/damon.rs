@@ -11,10 +11,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use tierkit_linux::daemon::damon_record::{self, DamonRecordConfig};
-use tierkit_linux::daemon::Ended;
-use tierkit_linux::damon::Region;
+use tierkit_linux::record::{self, DamonRecordConfig};
+use tierkit_linux::run::Ended;
 use tierkit_linux::signals::Signals;
+use tierkit_linux::source::damon::Region;
 use tierkit_linux::target::Target;
 use tierkit_sim::trace::{snapshot_samples, DamonRegion, NativeWriter, PageAccess};
 
@@ -82,7 +82,7 @@ pub fn record(cmd: &[String], a: &DamonArgs, out: &Path) -> Result<Recorded> {
         root: "/".into(),
         state_dir: a.state_dir.clone(),
     };
-    damon_record::check(&cfg).context("cannot record with DAMON")?;
+    record::check(&cfg).context("cannot record with DAMON")?;
     let signals = Signals::install()?;
     let mut writer = NativeWriter::create(out, false)?;
     let mut target = match Target::spawn(cmd) {
@@ -105,7 +105,7 @@ pub fn record(cmd: &[String], a: &DamonArgs, out: &Path) -> Result<Recorded> {
         accesses += pages.len() as u64;
         Ok(())
     };
-    let outcome = damon_record::record(&cfg, &mut target, &signals, &mut sink);
+    let outcome = record::record(&cfg, &mut target, &signals, &mut sink);
     let header = writer.finish()?;
     let outcome = outcome.with_context(|| {
         if header.accesses == 0 {

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
-use tierkit_linux::perf::{plan, PerfConfig, PerfKind};
+use tierkit_linux::source::perf::{plan, PerfConfig, PerfKind};
 use tierkit_sim::trace::{self, Format};
 
 /// Why neither PEBS nor IBS is planned here, or `None` when one of them is.

@@ -1,6 +1,6 @@
 //! The live daemon: ties topology, process view, sources, policy, mover, metrics and
 //! status together for `tierkit run` and `tierkit attach` (and the heat report of
-//! `tierkit profile`, in [`profile`]).
+//! `tierkit profile`, in [`crate::profile`]).
 //!
 //! [`run`] manages one target until it exits, tierkit gets SIGINT/SIGTERM/SIGHUP,
 //! `--duration` elapses or a fatal error occurs. Each pass of the loop:
@@ -24,17 +24,12 @@
 //! recovered by the next one ([`state`]).
 
 pub mod cadence;
-pub mod damon_record;
-pub mod damon_samples;
 pub mod dry_run;
 pub mod engine;
-pub mod live_source;
 pub mod phases;
-pub mod profile;
 pub mod reachable;
 pub mod report;
 mod session;
-pub mod smaps;
 pub mod state;
 pub mod telemetry;
 
@@ -45,17 +40,17 @@ use std::time::{Duration, Instant};
 use tierkit_core::policies::{self, PolicySetup};
 use tierkit_core::{Memory, ParamError, TierId};
 
+use crate::memory::pacing::{MovePacer, PacerConfig, PacerError};
+use crate::memory::process::{LiveProcess, ProcessError};
 use crate::metrics::TierkitMetrics;
 use crate::metrics_server::{MetricsServer, ServerError};
-use crate::pacing::{MovePacer, PacerConfig, PacerError};
 use crate::perms::{self, Need, Privileges};
-use crate::process::{LiveProcess, ProcessError};
 use crate::signals::Signals;
 use crate::target::{Target, TargetExit};
 use crate::topology::{Topology, TopologyError, TopologyOverrides};
 
+pub use crate::source::live::{LiveSource, SourceChoice, SourceError, SourceKind};
 pub use engine::Engine;
-pub use live_source::{LiveSource, SourceChoice, SourceError, SourceKind};
 pub use report::{Ended, Report};
 
 /// Default directory of tierkit's lock and crash-recovery state files.
@@ -178,9 +173,9 @@ fn missing(root: &std::path::Path, need: Need) -> Option<String> {
 
 /// The missing privilege behind a source failure, when it is one.
 fn source_hint(root: &std::path::Path, err: &SourceError) -> Option<String> {
-    use crate::damon::{DamonError, Unavailable};
-    use crate::kernel_tiering::TieringError;
-    use crate::perf::PerfError;
+    use crate::source::damon::{DamonError, Unavailable};
+    use crate::source::kernel::TieringError;
+    use crate::source::perf::PerfError;
     match err {
         SourceError::Damon(DamonError::NotAvailable(Unavailable::NotRoot { .. })) => missing(root, Need::DamonSysfs),
         SourceError::Perf(PerfError::Open { errno, .. }) if matches!(errno.0, libc::EPERM | libc::EACCES) => {
@@ -223,7 +218,7 @@ pub fn preflight(cfg: &DaemonConfig) -> Result<Topology, DaemonError> {
             return Ok(topology);
         }
         SourceChoice::Only(SourceKind::Damon) => {
-            crate::damon::DamonMonitor::check_available(&cfg.root).map_err(|e| source_error(e.into()))?;
+            crate::source::damon::DamonMonitor::check_available(&cfg.root).map_err(|e| source_error(e.into()))?;
         }
         _ => {}
     }
@@ -241,7 +236,7 @@ pub fn preflight(cfg: &DaemonConfig) -> Result<Topology, DaemonError> {
     };
     let mut first_error = None;
     for &kind in kinds {
-        match live_source::check_suited(kind, &cfg.policy, &request) {
+        match crate::source::live::check_suited(kind, &cfg.policy, &request) {
             Ok(()) => return Ok(topology),
             Err(e) => {
                 first_error.get_or_insert(e);
@@ -336,7 +331,7 @@ pub fn run(
         };
         Some(Engine::new(policy, cfg.dry_run))
     };
-    let setup = live_source::SourceSetup {
+    let setup = crate::source::live::SourceSetup {
         root: cfg.root.clone(),
         state_dir: cfg.state_dir.clone(),
         pid,

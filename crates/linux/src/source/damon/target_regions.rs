@@ -17,7 +17,7 @@ use std::ops::Range;
 
 use tierkit_core::PAGE_SIZE;
 
-use crate::procfs::{Mapping, MappingKind};
+use crate::memory::procfs::{Mapping, MappingKind};
 
 /// Whether DAMON should start on `m`: private anonymous memory, heap or stack that the
 /// process can access (not `---p` guard areas).
@@ -77,7 +77,7 @@ fn pieces_of(ranges: &[Range<u64>], piece: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::procfs::parse_maps;
+    use crate::memory::procfs::parse_maps;
 
     /// A static binary's maps: data, bss, a heap far above it, a 64 MiB buffer, a guard
     /// page, vvar/vdso and the stack.

@@ -40,12 +40,12 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::report::Ended;
-use super::smaps::{clear_refs, mapping_name, read_smaps, SmapsEntry};
-use super::state::{self, StateError, StateLock};
-use crate::damon::{DamonError, DamonMonitor, DamonOptions, Poll, Region};
-use crate::procfs::ProcError;
+use crate::memory::procfs::ProcError;
+use crate::run::report::Ended;
+use crate::run::state::{self, StateError, StateLock};
 use crate::signals::Signals;
+use crate::source::damon::{DamonError, DamonMonitor, DamonOptions, Poll, Region};
+use crate::source::smaps::{clear_refs, mapping_name, read_smaps, SmapsEntry};
 use crate::status::{format_bytes, format_duration, format_percent};
 use crate::target::{Target, TargetExit};
 
@@ -474,7 +474,7 @@ mod tests {
     fn damon_regions_are_clipped_to_mappings_and_resident_bytes() {
         let smaps = "1000-5000 rw-p 00000000 00:00 0   [heap]\nRss: 8 kB\nReferenced: 0 kB\n\
                      9000-a000 r--p 00000000 00:00 0   [vvar]\nRss: 4 kB\n";
-        let entries = crate::daemon::smaps::parse_smaps(smaps).unwrap();
+        let entries = crate::source::smaps::parse_smaps(smaps).unwrap();
         let regions = [
             Region { start: 0x0, end: 0x2000, nr_accesses: 3 },
             Region { start: 0x2000, end: 0x3000, nr_accesses: 0 },

@@ -23,8 +23,8 @@ use tierkit_core::{Memory, MoveStatus, Nanos, Page, TierId, PAGE_SIZE};
 
 use super::placement::Slot;
 use super::LiveProcess;
-use crate::pacing::CallRecord;
-use crate::procfs::{read_maps, ProcError};
+use crate::memory::pacing::CallRecord;
+use crate::memory::procfs::{read_maps, ProcError};
 use crate::sys::{self, Errno, MPOL_MF_MOVE};
 
 /// One distinct page to move: a base page, or a whole huge page named by its head.

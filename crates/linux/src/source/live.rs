@@ -3,7 +3,7 @@
 //! `kernel`, into the kernel's own promotion and demotion counts).
 //!
 //! DAMON monitors the target with at least [`LIVE_MIN_REGIONS`] regions, starting from
-//! its anonymous memory ([`crate::damon::initial_regions`]). Policies that ask for
+//! its anonymous memory ([`crate::source::damon::initial_regions`]). Policies that ask for
 //! [`Event::Sample`]s (tierkit, FreqTier, HybridTier, LRU, …) get them from DAMON's
 //! regions through the adapter in [`super::damon_samples`]; policies that ask for
 //! [`Event::Accessed`] (the `damon` policy) get the regions as they are.
@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 use tierkit_core::{Event, Memory, Nanos, Page, SourceRequest, TierId};
 
 use super::damon_samples::{regions_to_samples, sample_budget, SampleRng};
-use crate::damon::{self, DamonError, DamonMonitor, DamonOptions, Poll, Region};
-use crate::kernel_tiering::{KernelTiering, KnobGuard, TieringError, TieringOptions, TieringVmstat};
-use crate::perf::{monotonic_ns, samples_to_events, PerfConfig, PerfError, PerfKind, PerfSource, RawSample};
+use crate::source::damon::{self, DamonError, DamonMonitor, DamonOptions, Poll, Region};
+use crate::source::kernel::{KernelTiering, KnobGuard, TieringError, TieringOptions, TieringVmstat};
+use crate::source::perf::{monotonic_ns, samples_to_events, PerfConfig, PerfError, PerfKind, PerfSource, RawSample};
 use crate::status::KnobRestore;
 
 /// The fewest regions DAMON keeps for tierkit (`nr_regions/min`; the kernel's default is
@@ -185,7 +185,7 @@ pub struct DamonLive {
     polls: u64,
     rng: SampleRng,
     /// Polled every `stretch`-th aggregation interval, a poll makes `1/stretch` of the
-    /// samples the time since the previous one would give ([`super::cadence`]).
+    /// samples the time since the previous one would give ([`crate::run::cadence`]).
     stretch: u32,
 }
 
@@ -209,7 +209,7 @@ pub struct KernelLive {
 }
 
 /// Whether `kind` can serve `request`; the error says what is missing.
-pub(super) fn check_suited(kind: SourceKind, policy: &str, request: &SourceRequest) -> Result<(), SourceError> {
+pub(crate) fn check_suited(kind: SourceKind, policy: &str, request: &SourceRequest) -> Result<(), SourceError> {
     let unsuited =
         |needs, hint| Err(SourceError::Unsuited { policy: policy.to_string(), needs, source_name: kind.name(), hint });
     if request.hint_faults.is_some() {
@@ -297,7 +297,7 @@ impl LiveSource {
             SourceKind::Damon => {
                 let mut opts = damon_options(setup.policy.as_ref().map(|(_, r)| r), &setup.state_dir);
                 // Without the maps (the target is gone, or a fixture has none) DAMON picks its own.
-                if let Ok(maps) = crate::procfs::read_maps(&setup.root, setup.pid) {
+                if let Ok(maps) = crate::memory::procfs::read_maps(&setup.root, setup.pid) {
                     opts.init_regions = damon::initial_regions(&maps, opts.min_regions, opts.max_regions);
                 }
                 let monitor = DamonMonitor::start(&setup.root, setup.pid as i32, &opts)?;
@@ -307,7 +307,7 @@ impl LiveSource {
                     aggregation: Duration::from_micros(opts.aggr_us),
                     last_poll: None,
                     polls: 0,
-                    rng: SampleRng::new(u64::from(setup.pid) ^ crate::perf::monotonic_ns()),
+                    rng: SampleRng::new(u64::from(setup.pid) ^ crate::source::perf::monotonic_ns()),
                     stretch: 1,
                 }))
             }
@@ -383,7 +383,7 @@ impl LiveSource {
         }
     }
 
-    /// Sets the stretch of a DAMON source's polls ([`super::cadence`]): the caller polls
+    /// Sets the stretch of a DAMON source's polls ([`crate::run::cadence`]): the caller polls
     /// every `stretch`-th aggregation interval, and each poll makes `1/stretch` of the
     /// samples of the time since the previous one. Other sources ignore it.
     pub fn set_stretch(&mut self, stretch: u32) {

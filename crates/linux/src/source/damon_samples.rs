@@ -34,7 +34,7 @@ use tierkit_core::{
     SECOND,
 };
 
-use crate::damon::Region;
+use crate::source::damon::Region;
 
 /// Most samples the DAMON adapter produces per poll.
 pub const MAX_DAMON_SAMPLES: usize = 2_000_000;

@@ -4,7 +4,7 @@
 //!
 //! ```no_run
 //! # use std::path::Path;
-//! # use tierkit_linux::damon::{to_events, DamonMonitor, DamonOptions, Poll};
+//! # use tierkit_linux::source::damon::{to_events, DamonMonitor, DamonOptions, Poll};
 //! let mut monitor = DamonMonitor::start(Path::new("/"), 1234, &DamonOptions::default())?;
 //! let (mut regions, mut events) = (Vec::new(), Vec::new());
 //! while let Poll::Regions { .. } = monitor.poll(&mut regions)? {
@@ -13,7 +13,7 @@
 //!     // hand `events` to the policy
 //! }
 //! monitor.stop()?;
-//! # Ok::<(), tierkit_linux::damon::DamonError>(())
+//! # Ok::<(), tierkit_linux::source::damon::DamonError>(())
 //! ```
 
 pub mod regions;

@@ -179,7 +179,7 @@ mod tests {
             demoted_bytes: 4 * 4096,
             move_errors: BTreeMap::from([(libc::ENOMEM, 2), (libc::EBUSY, 5)]),
             move_calls: (0, 0),
-            held_back: crate::process::HeldBack::default(),
+            held_back: crate::memory::process::HeldBack::default(),
             fast_residency: Some(0.5),
             hit_ratio: None,
             cpu: Duration::from_millis(20),

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::procfs::{parse_maps, pid_dir, Mapping, ProcError};
+use crate::memory::procfs::{parse_maps, pid_dir, Mapping, ProcError};
 
 /// One mapping of `smaps` with the sizes the heat report uses.
 #[derive(Clone, Debug, PartialEq, Eq)]

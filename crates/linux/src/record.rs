@@ -18,11 +18,11 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use super::report::Ended;
-use super::state::{self, StateError};
-use crate::damon::{DamonError, DamonMonitor, DamonOptions, Poll, Region};
-use crate::procfs::{read_maps, ProcError};
+use crate::memory::procfs::{read_maps, ProcError};
+use crate::run::report::Ended;
+use crate::run::state::{self, StateError};
 use crate::signals::Signals;
+use crate::source::damon::{DamonError, DamonMonitor, DamonOptions, Poll, Region};
 use crate::target::Target;
 
 /// How to record.

@@ -23,8 +23,8 @@ use std::time::Instant;
 
 use tierkit_core::{Memory, MoveStatus, Nanos, Page, PageKind, Resident, ScanCursor, TierId, TierInfo, PAGE_SIZE};
 
-use crate::pacing::MovePacer;
-use crate::procfs::{read_maps, KPageFlags, Mapping, Pagemap, PagemapEntry, ProcError};
+use crate::memory::pacing::MovePacer;
+use crate::memory::procfs::{read_maps, KPageFlags, Mapping, Pagemap, PagemapEntry, ProcError};
 use crate::sys::{self, Errno};
 use crate::topology::{Topology, TopologyError};
 use cooling::Cooling;

@@ -13,8 +13,8 @@ use std::io::{self, Read, Seek, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-use crate::damon::DamonMonitor;
-use crate::kernel_tiering::KernelTiering;
+use crate::source::damon::DamonMonitor;
+use crate::source::kernel::KernelTiering;
 
 /// The lock file's name in the state directory.
 pub const LOCK_FILE: &str = "daemon.lock";

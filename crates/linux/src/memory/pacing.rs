@@ -4,7 +4,7 @@
 //! [`MovePacer`] is pure logic over an injected clock (tierkit [`Nanos`]), so it is
 //! unit-tested without a kernel. How it is wired:
 //!
-//! - [`crate::process::LiveProcess`]'s `migrate` splits whatever it is given into calls of
+//! - [`crate::memory::process::LiveProcess`]'s `migrate` splits whatever it is given into calls of
 //!   [`MovePacer::batch_pages`] pages, times each call and reports it with
 //!   [`MovePacer::record`], so every `move_pages` call lasts about
 //!   [`PacerConfig::target_call`] whatever batch the caller used.
