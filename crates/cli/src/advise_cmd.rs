@@ -1,4 +1,5 @@
-//! `tierkit advise --trace FILE`: the answer a CXL user wants for one program — the
+//! `tierkit advise --trace FILE` (or `tierkit advise -- CMD`, which records CMD first):
+//! the answer a CXL user wants for one program — the
 //! smallest DRAM share that keeps it within a target slowdown of all-DRAM under the best
 //! policy, the best policy at each size with its margins, and how far to trust that.
 //!
@@ -12,15 +13,20 @@ use tierkit_sim::advise::{advise, check_target, subjects, Advice};
 use tierkit_sim::compare::{compare, Grid};
 use tierkit_sim::workload::WorkloadSpec;
 
+use std::io::Write;
+
 use crate::args::parse_ratio;
 use crate::machine_args::{MachineArgs, SizeArgs};
+use crate::record_cmd::{self, RecordArgs};
 
 /// Flags of `tierkit advise`.
 #[derive(Args, Debug)]
 pub struct AdviseArgs {
-    /// The program's trace (any format `tierkit trace info` reads; `tierkit record` makes one).
-    #[arg(long, value_name = "FILE")]
-    pub trace: String,
+    /// The program's trace (any format `tierkit trace info` reads; `tierkit record` makes
+    /// one). Without it, the command after `--` is recorded first, as `tierkit record`
+    /// records it (its flags, such as --via, -o and --duration, apply).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["cmd", "from"])]
+    pub trace: Option<String>,
     /// The largest slowdown against all-DRAM to accept, in percent (e.g. 5 or 5%).
     #[arg(long, default_value = "5%", value_parser = parse_percent)]
     pub target: f64,
@@ -41,6 +47,52 @@ pub struct AdviseArgs {
     /// Print the answer as JSON.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub record: RecordArgs,
+}
+
+/// Records the program as `tierkit record` would, with everything it and the recorder
+/// print sent to standard error (standard output is the answer's); returns the trace's
+/// path. A program that fails gets no advice.
+fn record_first(r: &RecordArgs) -> Result<String> {
+    let code = {
+        let _answer_only = StdoutToStderr::new()?;
+        record_cmd::record(r)?
+    };
+    let out = r.output().display().to_string();
+    if let Some(c) = code.filter(|&c| c != 0) {
+        bail!("the program exited with status {c}: no advice from a run that failed (what was recorded is in {out})");
+    }
+    eprintln!("recorded {out}: `tierkit advise --trace {out}` advises again without recording");
+    Ok(out)
+}
+
+/// While alive, descriptor 1 is the process's standard error, so that a recorded
+/// program's output, which it inherits, stays out of the answer. (Two system calls:
+/// no crate is needed for them.)
+struct StdoutToStderr(libc::c_int);
+
+impl StdoutToStderr {
+    fn new() -> Result<Self> {
+        std::io::stdout().flush()?;
+        // SAFETY: dup and dup2 on the process's own standard descriptors, which stay open.
+        let saved = unsafe { libc::dup(1) };
+        if saved < 0 || unsafe { libc::dup2(2, 1) } < 0 {
+            bail!("cannot send the recorded program's output to stderr: {}", std::io::Error::last_os_error());
+        }
+        Ok(Self(saved))
+    }
+}
+
+impl Drop for StdoutToStderr {
+    fn drop(&mut self) {
+        let _ = std::io::stdout().flush();
+        // SAFETY: `self.0` is the descriptor `new` saved, owned by this guard alone.
+        unsafe {
+            libc::dup2(self.0, 1);
+            libc::close(self.0);
+        }
+    }
 }
 
 fn parse_percent(s: &str) -> Result<f64, String> {
@@ -52,7 +104,15 @@ fn parse_percent(s: &str) -> Result<f64, String> {
 /// Runs `tierkit advise`.
 pub fn run(a: AdviseArgs) -> Result<()> {
     let seed = a.machine.seed;
-    let workload = a.size.apply(WorkloadSpec::new("trace", 65_536, 3_000_000, seed).with("path", &a.trace))?;
+    let trace = match &a.trace {
+        Some(path) => path.clone(),
+        None if a.record.given() => record_first(&a.record)?,
+        None => bail!(
+            "nothing to advise on: give --trace FILE, or the command to record after `--` \
+             (e.g. tierkit advise -- ./my-program)"
+        ),
+    };
+    let workload = a.size.apply(WorkloadSpec::new("trace", 65_536, 3_000_000, seed).with("path", &trace))?;
     let policies = subjects(&a.policies);
     if a.ratios.iter().any(|&(f, s)| f == 0 || s == 0) {
         bail!("--ratios: every ratio needs a fast and a slow part, e.g. 1:8");
@@ -68,7 +128,7 @@ pub fn run(a: AdviseArgs) -> Result<()> {
         bar.set_message(label.to_string());
     })?;
     bar.finish();
-    let advice = advise(&a.trace, a.target, rows)?;
+    let advice = advise(&trace, a.target, rows)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&advice)?);
     } else {

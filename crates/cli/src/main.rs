@@ -31,7 +31,7 @@ struct Cli {
 enum Command {
     /// Compare policies side by side on the simulator (default: the built-in suite).
     Compare(compare_cmd::CompareArgs),
-    /// For one program's trace: the smallest DRAM share within a target slowdown, and the best policy per size.
+    /// For one program (its trace, or the program recorded first): the smallest DRAM share within a target slowdown, and the best policy per size.
     Advise(advise_cmd::AdviseArgs),
     /// Simulate one policy on one workload at one ratio.
     Sim(compare_cmd::SimArgs),

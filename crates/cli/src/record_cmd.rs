@@ -107,8 +107,34 @@ pub struct RecordArgs {
     cmd: Vec<String>,
 }
 
+impl RecordArgs {
+    /// Whether there is something to record: a command, or a lackey log (`--from`).
+    pub fn given(&self) -> bool {
+        !self.cmd.is_empty() || self.from.is_some()
+    }
+
+    /// Where the trace goes.
+    pub fn output(&self) -> &std::path::Path {
+        &self.output
+    }
+}
+
 /// Runs `tierkit record`; exits with the command's exit status when that is not 0.
 pub fn run(a: RecordArgs) -> Result<()> {
+    match record(&a)? {
+        Some(0) => println!("command exited with status 0"),
+        Some(c) => {
+            println!("command exited with status {c}");
+            std::process::exit(c);
+        }
+        None => {}
+    }
+    Ok(())
+}
+
+/// Records as `a` says and prints what was recorded; returns the command's exit status
+/// (`None` when no command ran, as with `--from`).
+pub fn record(a: &RecordArgs) -> Result<Option<i32>> {
     if a.via != Via::Valgrind {
         for (given, flag) in [
             (a.lackey, "--lackey"),
@@ -134,7 +160,7 @@ pub fn run(a: RecordArgs) -> Result<()> {
         }
     }
     let code = match a.via {
-        Via::Valgrind => record_valgrind(&a)?,
+        Via::Valgrind => record_valgrind(a)?,
         Via::Perf => {
             if a.from.is_some() {
                 bail!("--from filters a lackey log: it goes with --via valgrind");
@@ -151,22 +177,14 @@ pub fn run(a: RecordArgs) -> Result<()> {
                 aggregation: Duration::from_millis(a.aggregation.unwrap_or(DEFAULT_AGGREGATION_MS)),
                 stride: a.stride.unwrap_or(tierkit_sim::trace::DAMON_TURNS),
                 duration: a.duration,
-                state_dir: state_dir(a.state_dir),
+                state_dir: state_dir(a.state_dir.clone()),
             };
             let recorded = damon::record(&a.cmd, &args, &a.output)?;
             print!("{}", recorded.text(&a.output, &args));
             recorded.exit_code()
         }
     };
-    match code {
-        Some(0) => println!("command exited with status 0"),
-        Some(c) => {
-            println!("command exited with status {c}");
-            std::process::exit(c);
-        }
-        None => {}
-    }
-    Ok(())
+    Ok(code)
 }
 
 /// `--via valgrind`: with tierkit's tool, lackey, or from a lackey log.

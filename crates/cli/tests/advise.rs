@@ -61,9 +61,56 @@ fn bad_input_gets_an_answer_naming_it() {
         (vec!["advise", "--trace", "x", "--target", "120%"], "a slowdown above 0% and below 100%"),
         (vec!["advise", "--trace", "x", "--target", "fast"], "a percentage such as 5%"),
         (vec!["advise", "--trace", "x", "--policies", "magic"], "unknown policy \"magic\""),
+        (vec!["advise"], "nothing to advise on: give --trace FILE, or the command to record after `--`"),
+        (vec!["advise", "--trace", "x", "--", "ls"], "cannot be used with"),
     ] {
         let (code, _, err) = tierkit(&args);
         assert_ne!(code, Some(0), "{args:?} succeeded");
         assert!(err.contains(want), "{args:?}: {err}");
     }
+}
+
+#[test]
+fn a_command_is_recorded_first_and_its_output_kept_out_of_the_answer() {
+    if std::process::Command::new("valgrind").arg("--version").output().is_err() {
+        eprintln!("valgrind is not installed: skipped");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("tierkit-advise-rec-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("ls.tkt");
+    let o = out.to_str().unwrap();
+    let (code, stdout, err) = tierkit(&[
+        "advise",
+        "--policies",
+        "lru",
+        "--ratios",
+        "1:16,1:4",
+        "--target",
+        "50%",
+        "--json",
+        "-o",
+        o,
+        "--",
+        "ls",
+        "/",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    // stdout is the answer alone: ls's listing and the recorder's summary went to stderr.
+    let answer: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert!(err.contains("bin") && err.contains(&format!("advise --trace {o}")), "{err}");
+    assert_eq!(answer["trace"], o);
+    assert_eq!(answer["sizes"].as_array().unwrap().len(), 2, "{answer}");
+    // The recorded trace is kept, and advising on it again gives the same answer.
+    let again: serde_json::Value = serde_json::from_str(
+        &tierkit(&["advise", "--policies", "lru", "--ratios", "1:16,1:4", "--target", "50%", "--json", "--trace", o]).1,
+    )
+    .unwrap();
+    assert_eq!(again["sizes"], answer["sizes"]);
+
+    // A program that fails gets no advice, and says so.
+    let (code, _, err) = tierkit(&["advise", "-o", o, "--", "sh", "-c", "exit 3"]);
+    assert_ne!(code, Some(0));
+    assert!(err.contains("the program exited with status 3: no advice"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -63,8 +63,11 @@ impl PlainCache {
     /// Heap bytes of the cache's structures.
     pub(crate) fn heap_bytes(&self) -> usize {
         match self {
-            Self::Lru(c) => c.links.capacity() * 8,
-            Self::Clock(c) => c.ring.capacity() * 5 + c.slot.capacity() * 4 + c.holes.capacity() * 4,
+            Self::Lru(c) => c.links.capacity() * size_of::<[u32; 2]>(),
+            Self::Clock(c) => {
+                c.ring.capacity() * size_of::<(u32, bool)>()
+                    + (c.slot.capacity() + c.holes.capacity()) * size_of::<u32>()
+            }
         }
     }
 }
