@@ -9,7 +9,7 @@
 
 use anyhow::{bail, Result};
 use clap::Args;
-use tierkit_sim::advise::{advise, check_target, subjects, Advice};
+use tierkit_sim::advise::{advise, check_target, subjects, Advice, RATIOS};
 use tierkit_sim::compare::{compare, Grid};
 use tierkit_sim::workload::WorkloadSpec;
 
@@ -30,9 +30,8 @@ pub struct AdviseArgs {
     /// The largest slowdown against all-DRAM to accept, in percent (e.g. 5 or 5%).
     #[arg(long, default_value = "5%", value_parser = parse_percent)]
     pub target: f64,
-    /// Fast:slow ratios to try, comma-separated.
-    #[arg(long, value_delimiter = ',', value_parser = parse_ratio,
-          default_values = ["1:32", "1:16", "1:8", "1:4", "1:2"])]
+    /// Fast:slow ratios to try, comma-separated [default: 1:32,1:16,1:8,1:4,1:2].
+    #[arg(long, value_delimiter = ',', value_parser = parse_ratio)]
     pub ratios: Vec<(u64, u64)>,
     /// Policies to consider (default: every policy `compare --suite real` runs).
     #[arg(long, value_delimiter = ',')]
@@ -114,12 +113,12 @@ pub fn run(a: AdviseArgs) -> Result<()> {
     };
     let workload = a.size.apply(WorkloadSpec::new("trace", 65_536, 3_000_000, seed).with("path", &trace))?;
     let policies = subjects(&a.policies);
-    if a.ratios.iter().any(|&(f, s)| f == 0 || s == 0) {
+    let ratios = if a.ratios.is_empty() { RATIOS.to_vec() } else { a.ratios.clone() };
+    if ratios.iter().any(|&(f, s)| f == 0 || s == 0) {
         bail!("--ratios: every ratio needs a fast and a slow part, e.g. 1:8");
     }
     // A plain cache or M5's access-count ratio is no part of the answer.
-    let grid =
-        Grid { cache_mode: false, measure_acr: false, ..a.machine.grid(vec![workload], a.ratios.clone(), policies)? };
+    let grid = Grid { cache_mode: false, measure_acr: false, ..a.machine.grid(vec![workload], ratios, policies)? };
     let jobs = crate::machine_args::jobs(a.jobs);
     let bar = crate::compare_cmd::progress_bar();
     let rows = compare(&grid, jobs, &|done, total, label| {

@@ -1,8 +1,7 @@
 //! `tierkit list`: the workloads, policies and machine presets that exist.
 
 use anyhow::{bail, Result};
-use tierkit_core::policies::tuning::{describe_default, ParamDoc};
-use tierkit_core::policies::{find, ColloidParams, COLLOID_SUFFIX, REGISTRY as POLICIES};
+use tierkit_core::policies::{param_docs, COLLOID_SUFFIX, REGISTRY as POLICIES};
 use tierkit_sim::model::config::PRESETS;
 use tierkit_sim::reference::Reference;
 use tierkit_sim::workload::REGISTRY as WORKLOADS;
@@ -34,22 +33,10 @@ pub fn run() {
 
 /// Prints `policy`'s parameters (with Colloid's under `colloid.` for a `+colloid` name).
 pub fn params(policy: &str) -> Result<()> {
-    let (base, colloid) = match policy.strip_suffix(COLLOID_SUFFIX) {
-        Some(base) => (base, true),
-        None => (policy, false),
-    };
-    let Some(registered) = find(base) else {
+    let Some(docs) = param_docs(policy) else {
         let known: Vec<&str> = POLICIES.iter().map(|p| p.name).collect();
         bail!("unknown policy {policy:?}: expected one of {} (or one of them with {COLLOID_SUFFIX})", known.join(", "));
     };
-    let mut docs = (registered.params)();
-    if colloid {
-        docs.extend(
-            describe_default::<ColloidParams>()
-                .into_iter()
-                .map(|d| ParamDoc { key: format!("colloid.{}", d.key), ..d }),
-        );
-    }
     if docs.is_empty() {
         println!("{policy} has no parameters.");
         return Ok(());

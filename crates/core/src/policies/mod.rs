@@ -300,9 +300,20 @@ fn hwt_driven() -> M5Params {
 }
 
 /// Colloid's parameters as a `+colloid` spec names them: under `colloid.`.
-#[derive(Default, serde::Serialize, serde::Deserialize)]
+#[derive(Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 struct Colloid {
+    /// Colloid's own parameters.
     colloid: ColloidParams,
+}
+
+/// The parameters a spec of the policy `name` may set (a registered name, or one with
+/// [`COLLOID_SUFFIX`], whose Colloid parameters come under `colloid.`); `None` when no
+/// such policy exists.
+pub fn param_docs(name: &str) -> Option<Vec<ParamDoc>> {
+    match name.strip_suffix(COLLOID_SUFFIX) {
+        Some(base) => find(base).map(|r| [(r.params)(), describe_default::<Colloid>()].concat()),
+        None => find(name).map(|r| (r.params)()),
+    }
 }
 
 /// An error about one of Colloid's parameters, named as it is set (`colloid.KEY`).

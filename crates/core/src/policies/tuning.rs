@@ -39,16 +39,11 @@ pub struct Spec<'a> {
 impl<'a> Spec<'a> {
     /// Splits `spec` at each `:` that starts a `KEY=` (so a JSON value may hold `:`).
     pub fn parse(spec: &'a str) -> Result<Self, ParamError> {
+        let Some(colon) = spec.find(':') else { return Ok(Self { name: spec, settings: Vec::new() }) };
         let mut cuts: Vec<usize> =
             spec.match_indices(':').map(|(i, _)| i).filter(|&i| starts_key(&spec[i + 1..])).collect();
-        let Some(&first) = cuts.first() else {
-            if let Some(i) = spec.find(':') {
-                return Err(bad_settings(&spec[i + 1..]));
-            }
-            return Ok(Self { name: spec, settings: Vec::new() });
-        };
-        if let Some(i) = spec[..first].find(':') {
-            return Err(bad_settings(&spec[i + 1..first]));
+        if cuts.first() != Some(&colon) {
+            return Err(bad_settings(&spec[colon + 1..]));
         }
         cuts.push(spec.len());
         let settings = cuts
@@ -58,7 +53,7 @@ impl<'a> Spec<'a> {
                 Setting { key, value }
             })
             .collect();
-        Ok(Self { name: &spec[..first], settings })
+        Ok(Self { name: &spec[..colon], settings })
     }
 }
 
