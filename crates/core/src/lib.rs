@@ -8,7 +8,8 @@
 //!   exact per-page counts and the log2 hotness histogram.
 //! - The contract every platform implements and every policy programs against:
 //!   [`Event`]s in, [`Telemetry`] at ticks, the [`Memory`] trait, the [`Policy`] trait,
-//!   a [`Plan`] of migrations that a [`Mover`] executes.
+//!   a [`Plan`] of migrations that a [`Mover`] executes, and the [`Driver`] that runs a
+//!   policy through them on every platform.
 //! - [`policies`]: the policies themselves, one file each.
 //! - [`InMemory`]: a plain `Memory` for tests, and [`dist`] for deterministic
 //!   random streams.
@@ -17,6 +18,7 @@
 
 mod alloc;
 pub mod dist;
+mod driver;
 mod error;
 mod event;
 pub mod hash;
@@ -30,6 +32,7 @@ pub mod sketches;
 mod telemetry;
 mod types;
 
+pub use driver::{Driver, Round, Totals, MAX_QUEUED};
 pub use error::ParamError;
 pub use event::Event;
 pub use in_memory::InMemory;

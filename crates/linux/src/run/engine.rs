@@ -1,13 +1,13 @@
-//! The policy side of the daemon loop: one policy from the shared library, its plan and
-//! source request, and the [`Mover`] that executes the plan against any [`Memory`] — the
-//! live process, or in a dry run the [`DryRunView`] that only records the moves. The
-//! policy sees the tiers as far as the target can reach them ([`super::reachable`]).
+//! The policy side of the daemon loop: one policy from the shared library driven by the
+//! platform-independent [`Driver`] (the simulator drives its policies through the same
+//! type) against any [`Memory`] — the live process, or in a dry run the [`DryRunView`]
+//! that only records the moves. The policy sees the tiers as far as the target can reach
+//! them ([`super::reachable`]).
 //!
 //! It knows nothing about Linux, so it is tested against [`tierkit_core::InMemory`].
 
 use tierkit_core::{
-    Ctx, Event, Memory, Migration, MoveStatus, Mover, Nanos, Page, Plan, Policy, SourceRequest, Telemetry, TierId,
-    TierInfo,
+    Driver, Event, Memory, Mover, Nanos, Page, Policy, Round, SourceRequest, Telemetry, TierId, TierInfo, Totals,
 };
 
 use super::dry_run::{DryRunView, Overlay};
@@ -17,63 +17,21 @@ use super::reachable::ReachableView;
 /// `move_pages(2)` calls of its pacer's batch size.
 const MOVER_BATCH: usize = 16384;
 
-/// Most migrations kept queued while the pacer allows none (bandwidth spent, `ENOMEM`
-/// back-off). Beyond it the queue is handed back to the policy as `Busy` (it decides
-/// again from fresh information) instead of growing without bound.
-pub const MAX_QUEUED: usize = 1 << 18;
-
-/// What one [`Engine::execute`] round did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Round {
-    /// Pages moved to the fastest tier.
-    pub promoted: u64,
-    /// Pages moved to a slower tier.
-    pub demoted: u64,
-    /// Queued migrations handed back to the policy because the queue was full.
-    pub dropped: u64,
-}
-
-/// Totals over the whole run.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Totals {
-    /// Pages promoted (in a dry run: decided).
-    pub promoted: u64,
-    /// Pages demoted (in a dry run: decided).
-    pub demoted: u64,
-}
-
-impl Totals {
-    fn add(&mut self, round: &Round) {
-        self.promoted += round.promoted;
-        self.demoted += round.demoted;
-    }
-}
-
 /// A policy driven by the daemon: events and ticks in, executed plans out.
 pub struct Engine {
-    policy: Box<dyn Policy>,
-    sources: SourceRequest,
-    plan: Plan,
-    mover: Mover,
-    results: Vec<(Migration, MoveStatus)>,
+    driver: Driver,
     dry_run: Option<Overlay>,
-    totals: Totals,
     /// The tiers with the capacities the target can reach; empty: the memory's own.
     reachable: Vec<TierInfo>,
 }
 
 impl Engine {
     /// Drives `policy`; with `dry_run` no page is ever moved, the moves are recorded in
-    /// an [`Overlay`] instead.
+    /// an [`Overlay`] instead (and counted in the totals as decided).
     pub fn new(policy: Box<dyn Policy>, dry_run: bool) -> Self {
         Self {
-            sources: policy.sources(),
-            policy,
-            plan: Plan::default(),
-            mover: Mover::new(MOVER_BATCH, usize::MAX),
-            results: Vec::new(),
+            driver: Driver::new(policy, Mover::new(MOVER_BATCH, usize::MAX)),
             dry_run: dry_run.then(Overlay::default),
-            totals: Totals::default(),
             reachable: Vec::new(),
         }
     }
@@ -86,17 +44,17 @@ impl Engine {
 
     /// The policy's name.
     pub fn policy_name(&self) -> &str {
-        self.policy.name()
+        self.driver.policy().name()
     }
 
     /// The policy's tick interval.
     pub fn tick_interval(&self) -> Nanos {
-        self.policy.tick_interval()
+        self.driver.policy().tick_interval()
     }
 
     /// The policy's current source request (it may change it at every call).
     pub fn sources(&self) -> &SourceRequest {
-        &self.sources
+        self.driver.sources()
     }
 
     /// Whether this is a dry run.
@@ -106,17 +64,17 @@ impl Engine {
 
     /// Migrations queued and not executed yet.
     pub fn queued(&self) -> usize {
-        self.plan.len()
+        self.driver.queued()
     }
 
     /// Everything executed (or decided, in a dry run) so far.
     pub fn totals(&self) -> &Totals {
-        &self.totals
+        self.driver.totals()
     }
 
     /// The policy's metadata bytes.
     pub fn metadata_bytes(&self) -> usize {
-        self.policy.metadata_bytes()
+        self.driver.policy().metadata_bytes()
     }
 
     /// The tier the policy believes `page` is on: the real one, or in a dry run the one
@@ -130,24 +88,18 @@ impl Engine {
 
     /// Hands `events` to the policy.
     pub fn on_events(&mut self, events: &[Event], mem: &dyn Memory) {
-        if events.is_empty() {
-            return;
-        }
-        let (plan, sources, policy) = (&mut self.plan, &mut self.sources, &mut self.policy);
         let tiers = if self.reachable.is_empty() { mem.tiers() } else { &self.reachable };
         match &mut self.dry_run {
             Some(overlay) => {
                 let dry = DryRunView { mem, overlay };
-                let view = ReachableView { mem: &dry, tiers };
-                policy.on_events(events, &mut Ctx { mem: &view, plan, sources });
+                self.driver.on_events(events, &ReachableView { mem: &dry, tiers });
             }
-            None => policy.on_events(events, &mut Ctx { mem: &ReachableView { mem, tiers }, plan, sources }),
+            None => self.driver.on_events(events, &ReachableView { mem, tiers }),
         }
     }
 
     /// Runs the policy's periodic work; the telemetry's capacities are the reachable ones.
     pub fn on_tick(&mut self, telemetry: &Telemetry, mem: &dyn Memory) {
-        let (plan, sources, policy) = (&mut self.plan, &mut self.sources, &mut self.policy);
         let tiers = if self.reachable.is_empty() { mem.tiers() } else { &self.reachable };
         let mut telemetry = telemetry.clone();
         for stats in &mut telemetry.tiers {
@@ -158,53 +110,20 @@ impl Engine {
         match &mut self.dry_run {
             Some(overlay) => {
                 let dry = DryRunView { mem, overlay };
-                let view = ReachableView { mem: &dry, tiers };
-                policy.on_tick(&telemetry, &mut Ctx { mem: &view, plan, sources });
+                self.driver.on_tick(&telemetry, &ReachableView { mem: &dry, tiers });
             }
-            None => policy.on_tick(&telemetry, &mut Ctx { mem: &ReachableView { mem, tiers }, plan, sources }),
+            None => self.driver.on_tick(&telemetry, &ReachableView { mem, tiers }),
         }
     }
 
     /// Executes up to `allowance` queued migrations (the pacer's allowance; ignored in a
-    /// dry run), tells the policy how they went, and counts them.
+    /// dry run, which decides every queued move at once), tells the policy how they went,
+    /// and counts them. See [`Driver::execute`] for a queue the pacer lets wait too long.
     pub fn execute(&mut self, mem: &mut dyn Memory, allowance: usize) -> Round {
-        let mut round = Round::default();
-        if self.plan.is_empty() {
-            return round;
-        }
-        self.results.clear();
         match &mut self.dry_run {
-            Some(overlay) => {
-                self.mover.max_pages_per_round = usize::MAX;
-                let mut view = DryRunView { mem: &*mem, overlay };
-                self.mover.execute(&mut self.plan, &mut view, &mut self.results);
-            }
-            None if allowance == 0 => {
-                if self.plan.len() > MAX_QUEUED {
-                    round.dropped = self.plan.len() as u64;
-                    self.results.extend(self.plan.as_slice().iter().map(|&m| (m, MoveStatus::Busy)));
-                    self.plan.clear();
-                }
-            }
-            None => {
-                self.mover.max_pages_per_round = allowance;
-                self.mover.execute(&mut self.plan, mem, &mut self.results);
-            }
+            Some(overlay) => self.driver.execute(&mut DryRunView { mem: &*mem, overlay }, usize::MAX),
+            None => self.driver.execute(mem, allowance),
         }
-        if round.dropped == 0 {
-            for &(m, status) in &self.results {
-                match status {
-                    MoveStatus::Moved if m.to == TierId::FAST => round.promoted += 1,
-                    MoveStatus::Moved => round.demoted += 1,
-                    _ => {}
-                }
-            }
-        }
-        if !self.results.is_empty() {
-            self.policy.on_moved(&self.results);
-        }
-        self.totals.add(&round);
-        round
     }
 
     /// After the process view was rebuilt: forgets dry-run moves of pages that left.
@@ -220,7 +139,7 @@ mod tests {
     use super::super::reachable::reachable_tiers;
     use super::*;
     use tierkit_core::policies::{build, PolicySetup};
-    use tierkit_core::InMemory;
+    use tierkit_core::{InMemory, MoveStatus};
 
     /// 8 fast pages, 4 of them used (0..4), and 8 slow pages (100..108).
     fn setup(dry_run: bool) -> (InMemory, Engine) {

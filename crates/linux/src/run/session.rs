@@ -10,7 +10,6 @@ use tierkit_core::{Event, Memory, Page, SourceRequest, MILLISECOND, PAGE_SIZE};
 
 use super::cadence::Cadence;
 use super::engine::Engine;
-use super::engine::Round;
 use super::phases::{Phase, PhaseMeter};
 use super::reachable::reachable_tiers;
 use super::report::{ending_of, Ended, Report};
@@ -24,6 +23,7 @@ use crate::signals::Signals;
 use crate::source::live::{LiveSource, SourceKind};
 use crate::status::{format_status_line, StatusLine, Summary};
 use crate::target::Target;
+use tierkit_core::Round;
 
 /// Shortest time between two rebuilds of the process view.
 const REFRESH_MIN: Duration = Duration::from_secs(1);
