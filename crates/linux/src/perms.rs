@@ -206,7 +206,7 @@ pub enum PermError {
         /// The file.
         path: PathBuf,
         /// What was missing or malformed.
-        what: &'static str,
+        what: String,
     },
 }
 
@@ -244,25 +244,18 @@ impl ProcCreds {
         Self::parse(&text).map_err(|what| PermError::Parse { path, what })
     }
 
-    fn parse(text: &str) -> Result<ProcCreds, &'static str> {
-        let field = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)?.strip_prefix(':')).map(str::trim);
-        let ids = |key: &'static str| -> Result<[u32; 4], &'static str> {
-            let mut out = [0; 4];
-            let mut parts = field(key).ok_or(key)?.split_whitespace();
-            for slot in &mut out {
-                *slot = parts.next().and_then(|p| p.parse().ok()).ok_or(key)?;
-            }
-            Ok(out)
-        };
-        let number = |key: &'static str| field(key).and_then(|v| v.parse().ok()).ok_or(key);
+    /// The identity lines, parsed by procfs-core.
+    fn parse(text: &str) -> Result<ProcCreds, String> {
+        let s = crate::memory::procfs::parse_status(text)?;
+        let id = |n: i32, what: &str| u32::try_from(n).map_err(|_| format!("negative {what} {n}"));
         Ok(ProcCreds {
-            name: field("Name").unwrap_or("?").to_string(),
-            state: field("State").and_then(|s| s.chars().next()).ok_or("State")?,
-            pid: number("Pid")?,
-            ppid: number("PPid")?,
-            uids: ids("Uid")?,
-            gids: ids("Gid")?,
-            cap_eff: field("CapEff").and_then(Caps::parse_hex).ok_or("CapEff")?,
+            state: s.state.chars().next().ok_or_else(|| "an empty State line".to_string())?,
+            pid: id(s.pid, "Pid")?,
+            ppid: id(s.ppid, "PPid")?,
+            uids: [s.ruid, s.euid, s.suid, s.fuid],
+            gids: [s.rgid, s.egid, s.sgid, s.fgid],
+            cap_eff: Caps(s.capeff),
+            name: s.name,
         })
     }
 }
@@ -281,9 +274,11 @@ pub fn read_perf_event_paranoid(root: &Path) -> Result<Option<i32>, PermError> {
 
 fn read_sysctl<T: std::str::FromStr>(path: &Path) -> Result<Option<T>, PermError> {
     match fs::read_to_string(path) {
-        Ok(text) => {
-            text.trim().parse().map(Some).map_err(|_| PermError::Parse { path: path.to_path_buf(), what: "a number" })
-        }
+        Ok(text) => text
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| PermError::Parse { path: path.to_path_buf(), what: "a number".into() }),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(PermError::Read { path: path.to_path_buf(), source }),
     }
@@ -453,15 +448,32 @@ mod tests {
 
     #[test]
     fn status_lines_parse() {
-        let text = "Name:\tmy prog\nState:\tS (sleeping)\nTgid:\t7\nPid:\t7\nPPid:\t1\n\
-                    Uid:\t1000\t0\t0\t0\nGid:\t100\t100\t100\t100\nCapEff:\t0000000000800000\n";
+        let text = "Name:\tmy prog\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t7\nNgid:\t0\nPid:\t7\nPPid:\t1\n\
+                    TracerPid:\t0\nUid:\t1000\t0\t0\t0\nGid:\t100\t100\t100\t100\nFDSize:\t64\nGroups:\t100\n\
+                    Threads:\t1\nSigQ:\t0/63419\nSigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\n\
+                    SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\nSigCgt:\t0000000000000000\n\
+                    CapInh:\t0000000000000000\nCapPrm:\t0000000000800000\nCapEff:\t0000000000800000\n";
         let c = ProcCreds::parse(text).unwrap();
         assert_eq!(c.name, "my prog");
         assert_eq!((c.state, c.pid, c.ppid), ('S', 7, 1));
         assert_eq!(c.uids, [1000, 0, 0, 0]);
+        assert_eq!(c.gids, [100; 4]);
         assert!(c.cap_eff.has(Cap::SYS_NICE));
         assert!(!c.cap_eff.has(Cap::SYS_PTRACE));
-        assert_eq!(ProcCreds::parse("Name:\tx\nState:\tR\nPid:\t1\nPPid:\t0\n"), Err("Uid"));
+        let err = ProcCreds::parse("Name:\tx\nState:\tR\nPid:\t1\nPPid:\t0\n").unwrap_err();
+        assert!(err.contains("a field is missing"), "{err}");
+        let err = ProcCreds::parse(&text.replace("Uid:\t1000", "Uid:\tme")).unwrap_err();
+        assert!(err.contains("\"me\""), "the crate names the bad value: {err}");
+    }
+
+    #[test]
+    fn own_status_reads_through_procfs_core() {
+        let me = ProcCreds::read(Path::new("/"), "self").unwrap();
+        assert_eq!(me.pid, std::process::id());
+        // SAFETY: getuid has no preconditions.
+        assert_eq!(me.uids[0], unsafe { libc::getuid() });
+        assert!(me.state == 'R' || me.state == 'S', "{me:?}");
+        assert_eq!(me.ppid, std::os::unix::process::parent_id());
     }
 
     #[test]

@@ -6,6 +6,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::memory::procfs::{parse_stat, parse_status};
+
 /// A procfs file about tierkit itself could not be read or parsed.
 #[derive(Debug, thiserror::Error)]
 pub enum SelfStatError {
@@ -23,7 +25,7 @@ pub enum SelfStatError {
         /// The file.
         path: PathBuf,
         /// What was missing or malformed.
-        what: &'static str,
+        what: String,
     },
 }
 
@@ -49,7 +51,7 @@ impl SelfUsage {
 pub fn cpu_time(root: &Path) -> Result<Duration, SelfStatError> {
     let path = root.join("proc/self/stat");
     let text = read(&path)?;
-    let ticks = parse_cpu_ticks(&text).ok_or(SelfStatError::Parse { path, what: "utime/stime fields" })?;
+    let ticks = parse_cpu_ticks(&text).map_err(|what| SelfStatError::Parse { path, what })?;
     Ok(ticks_to_duration(ticks, clock_ticks_per_second()))
 }
 
@@ -58,30 +60,23 @@ pub fn cpu_time(root: &Path) -> Result<Duration, SelfStatError> {
 pub fn rss_bytes(root: &Path) -> Result<u64, SelfStatError> {
     let path = root.join("proc/self/status");
     let text = read(&path)?;
-    parse_vm_rss(&text).ok_or(SelfStatError::Parse { path, what: "a VmRSS line in kB" })
+    parse_vm_rss(&text).map_err(|what| SelfStatError::Parse { path, what })
 }
 
 fn read(path: &Path) -> Result<String, SelfStatError> {
     fs::read_to_string(path).map_err(|source| SelfStatError::Read { path: path.to_path_buf(), source })
 }
 
-/// `utime + stime` (fields 14 and 15) of a `/proc/PID/stat` line. The command name
-/// (field 2) may hold spaces and parentheses, so fields are counted after its last `)`.
-fn parse_cpu_ticks(stat: &str) -> Option<u64> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    // After the name: field 3 (state) is index 0, so field N is index N - 3.
-    let mut fields = rest.split_whitespace().skip(14 - 3);
-    let utime: u64 = fields.next()?.parse().ok()?;
-    let stime: u64 = fields.next()?.parse().ok()?;
-    utime.checked_add(stime)
+/// `utime + stime` (fields 14 and 15) of a `/proc/PID/stat` line, parsed by procfs-core.
+fn parse_cpu_ticks(stat: &str) -> Result<u64, String> {
+    let stat = parse_stat(stat)?;
+    stat.utime.checked_add(stat.stime).ok_or_else(|| "utime + stime overflows".to_string())
 }
 
-/// `VmRSS:   1234 kB` → bytes.
-fn parse_vm_rss(status: &str) -> Option<u64> {
-    let line = status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?;
-    let mut parts = line.split_whitespace();
-    let kib: u64 = parts.next()?.parse().ok()?;
-    (parts.next()? == "kB").then_some(kib)?.checked_mul(1024)
+/// `VmRSS:   1234 kB` → bytes, parsed by procfs-core.
+fn parse_vm_rss(status: &str) -> Result<u64, String> {
+    let kib = parse_status(status)?.vmrss.ok_or_else(|| "no VmRSS line (a kernel thread?)".to_string())?;
+    kib.checked_mul(1024).ok_or_else(|| "VmRSS overflows".to_string())
 }
 
 fn clock_ticks_per_second() -> u64 {
@@ -131,19 +126,32 @@ impl CpuMeter {
 mod tests {
     use super::*;
 
+    /// A `/proc/PID/stat` line of a 6.x kernel (52 fields), the command name holding
+    /// spaces and parentheses.
+    const STAT: &str = "4242 (a) b (c) R 1 4242 4242 0 -1 4194304 100 0 0 0 250 37 0 0 20 0 1 0 12345 1000 200 \
+                        18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0";
+
     #[test]
     fn stat_fields_are_counted_after_the_last_parenthesis() {
-        let stat = "4242 (a) b (c) R 1 4242 4242 0 -1 4194304 100 0 0 0 250 37 0 0 20 0 1 0 12345 1000 200";
-        assert_eq!(parse_cpu_ticks(stat), Some(287));
-        assert_eq!(parse_cpu_ticks("4242 (x) R 1 2"), None);
-        assert_eq!(parse_cpu_ticks("no parenthesis"), None);
+        assert_eq!(parse_cpu_ticks(STAT), Ok(287));
+        assert!(parse_cpu_ticks("4242 (x) R 1 2").unwrap_err().contains("missing"));
+        assert_eq!(parse_cpu_ticks("no parenthesis"), Err("no command name in parentheses".to_string()));
+        // Shapes procfs-core would slice out of bounds are refused before it sees them.
+        assert!(parse_cpu_ticks("(x) R").is_err());
+        assert!(parse_cpu_ticks("1 (x)").is_err());
+        assert!(parse_cpu_ticks("1 (x)R 1").is_err());
     }
 
     #[test]
     fn vm_rss_is_read_in_kib() {
-        assert_eq!(parse_vm_rss("Name:\tx\nVmRSS:\t    2048 kB\nVmData: 1 kB\n"), Some(2 << 20));
-        assert_eq!(parse_vm_rss("Name:\tkthreadd\n"), None);
-        assert_eq!(parse_vm_rss("VmRSS: many kB\n"), None);
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let with = |rss: &str| {
+            let kept = status.lines().filter(|l| !l.starts_with("VmRSS:")).collect::<Vec<_>>().join("\n");
+            format!("{kept}\n{rss}")
+        };
+        assert_eq!(parse_vm_rss(&with("VmRSS:\t    2048 kB\n")), Ok(2 << 20));
+        assert!(parse_vm_rss(&with("")).unwrap_err().contains("no VmRSS"), "a kernel thread has none");
+        assert!(parse_vm_rss(&with("VmRSS: many kB\n")).unwrap_err().contains("many"));
     }
 
     #[test]

@@ -228,14 +228,10 @@ fn read_stat(pid: u32) -> Result<Option<(char, u64)>, TargetError> {
     parse_stat(&text).map(Some).ok_or(TargetError::Proc { path, reason: "no state or start time field".to_string() })
 }
 
-/// Fields are counted after the command name's last `)`, which may contain anything.
+/// State and start time, parsed by procfs-core.
 fn parse_stat(text: &str) -> Option<(char, u64)> {
-    let rest = &text[text.rfind(')')? + 1..];
-    let mut fields = rest.split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    // Field 3 was index 0 of `rest`; field 22 is 19 further.
-    let start_time = fields.nth(22 - 3 - 1)?.parse().ok()?;
-    Some((state, start_time))
+    let stat = crate::memory::procfs::parse_stat(text).ok()?;
+    Some((stat.state, stat.starttime))
 }
 
 #[cfg(test)]
@@ -244,9 +240,11 @@ mod tests {
 
     #[test]
     fn stat_gives_state_and_start_time() {
-        let stat =
-            "77 (we ird) name) S 1 77 77 0 -1 4194560 1 0 0 0 3 4 0 0 20 0 1 0 987654 1000 200 18446744073709551615";
+        let stat = "77 (we ird) name) S 1 77 77 0 -1 4194560 1 0 0 0 3 4 0 0 20 0 1 0 987654 1000 200 \
+                    18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0";
         assert_eq!(parse_stat(stat), Some(('S', 987654)));
         assert_eq!(parse_stat("77 (x) S 1 2 3"), None);
+        let own = std::fs::read_to_string("/proc/thread-self/stat").unwrap();
+        assert_eq!(parse_stat(&own).map(|(state, _)| state), Some('R'), "{own}");
     }
 }

@@ -1,5 +1,6 @@
 //! `/proc/PID/maps` parsing on fixture text, and pagemap reads on this process.
 
+use std::ffi::CString;
 use std::path::Path;
 
 use tierkit_core::{PageKind, PAGE_SIZE};
@@ -64,20 +65,19 @@ fn every_kind_of_mapping_is_classified() {
 
 #[test]
 fn bad_lines_are_named_and_fixture_roots_work() {
-    assert_eq!(parse_maps("0-1000 rw-p 0 00:00 0\nzzz rw-p 0 00:00 0").unwrap_err(), (2, "address range without '-'"));
+    let (line, what) = parse_maps("0-1000 rw-p 0 00:00 0\nzzz rw-p 0 00:00 0").unwrap_err();
+    assert_eq!(line, 2);
+    assert!(what.contains("invalid digit") && what.contains("start-end perms"), "{what}");
     assert_eq!(parse_maps("2000-1000 rw-p 0 00:00 0").unwrap_err().1, "end address below start address");
     assert_eq!(parse_maps("1000-2000 rw 0 00:00 0").unwrap_err().1, "permissions are not 4 characters like rw-p");
-    assert_eq!(
-        parse_maps("1000-2000 rw-p 0 00:00").unwrap_err().1,
-        "too few fields (expected range, perms, offset, dev, inode)"
-    );
+    assert!(parse_maps("1000-2000 rw-p 0 00:00").unwrap_err().1.starts_with("too few fields"));
     let root = std::env::temp_dir().join(format!("tierkit-procfs-{}", std::process::id()));
     std::fs::create_dir_all(root.join("proc/4242")).unwrap();
     std::fs::write(root.join("proc/4242/maps"), MAPS).unwrap();
     assert_eq!(read_maps(&root, 4242).unwrap().len(), 18);
     std::fs::write(root.join("proc/4242/maps"), "1000-2000 rw-p 0 00:00 x\n").unwrap();
     let e = read_maps(&root, 4242).unwrap_err();
-    assert!(matches!(e, ProcError::Parse { line: 1, what: "bad inode", .. }), "{e}");
+    assert!(matches!(&e, ProcError::Parse { line: 1, what, .. } if what.contains("inode")), "{e}");
     assert!(e.to_string().contains("proc/4242/maps line 1"), "{e}");
     assert!(matches!(read_maps(&root, 4343), Err(ProcError::Gone { pid: 4343, .. })));
     std::fs::remove_dir_all(&root).unwrap();
@@ -117,4 +117,69 @@ fn own_maps_and_pagemap_show_touched_and_untouched_pages() {
     assert_eq!(entries[0].pfn().is_some(), root, "PFNs are shown to root only");
     // SAFETY: unmapping the mapping made above; nothing refers to it any more.
     unsafe { libc::munmap(addr, len) };
+}
+
+#[test]
+fn sysv_paths_round_trip_and_odd_sysv_file_names_do_not_panic() {
+    let maps = parse_maps(
+        "7f1e30500000-7f1e30600000 rw-s 00000000 00:01 32768                      /SYSV0000162e (deleted)\n\
+         7f1e30600000-7f1e30601000 r--p 00000000 08:01 99                         /SYSVx\n\
+         7f1e30601000-7f1e30602000 r--p 00000000 08:01 98                         /SYSV\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\n",
+    )
+    .unwrap();
+    assert_eq!(maps[0].path, "/SYSV0000162e (deleted)");
+    assert_eq!(maps[0].kind, MappingKind::Shmem);
+    assert_eq!((maps[1].path.as_str(), maps[1].inode), ("/SYSVx", 99));
+    assert_eq!(maps[2].path, "/SYSV\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}");
+}
+
+/// Mappings this process makes are found through the procfs-core path with their
+/// permissions, kinds and names, and their touched pages are present.
+#[test]
+fn own_mappings_have_their_permissions_kinds_and_present_pages() {
+    let pid = std::process::id();
+    let len = 8 * PAGE_SIZE as usize;
+    let name = CString::new("tierkit-procfs-test").unwrap();
+    // SAFETY: memfd_create with a valid C string; the descriptor is closed below.
+    let fd = unsafe { libc::memfd_create(name.as_ptr(), 0) };
+    assert!(fd >= 0);
+    // SAFETY: resizing the memfd made above.
+    assert_eq!(unsafe { libc::ftruncate(fd, len as libc::off_t) }, 0);
+    // SAFETY: fresh mappings used only in this test and unmapped at its end.
+    let (shared, readonly) = unsafe {
+        let prot = libc::PROT_READ | libc::PROT_WRITE;
+        let shared = libc::mmap(std::ptr::null_mut(), len, prot, libc::MAP_SHARED, fd, 0);
+        let private = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
+        let readonly = libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, private, -1, 0);
+        (shared, readonly)
+    };
+    assert!(shared != libc::MAP_FAILED && readonly != libc::MAP_FAILED);
+    for i in (0..len).step_by(PAGE_SIZE as usize).take(3) {
+        // SAFETY: inside the shared mapping made above.
+        unsafe { (shared as *mut u8).add(i).write(7) };
+    }
+    let maps = read_maps(Path::new("/"), pid).unwrap();
+    let find = |addr: *mut libc::c_void| maps.iter().find(|m| (m.start..m.end).contains(&(addr as u64)));
+    let memfd = find(shared).expect("the memfd mapping is listed");
+    assert_eq!(memfd.kind, MappingKind::Shmem);
+    assert_eq!(memfd.page_kind(), PageKind::Tmpfs);
+    assert!(memfd.path.starts_with("/memfd:tierkit-procfs-test"), "{}", memfd.path);
+    assert!(memfd.perms.read && memfd.perms.write && memfd.perms.shared && !memfd.perms.exec);
+    assert!(memfd.tierable());
+    let ro = find(readonly).expect("the read-only mapping is listed");
+    assert!(ro.perms.read && !ro.perms.write && !ro.perms.shared, "{ro:?}");
+    assert_eq!(ro.kind, MappingKind::Anon);
+    let mut pagemap = Pagemap::open(Path::new("/"), pid).unwrap();
+    let mut entries = Vec::new();
+    pagemap.read(shared as u64 / PAGE_SIZE, 8, &mut entries).unwrap();
+    let present: Vec<bool> = entries.iter().map(|e| e.present()).collect();
+    assert_eq!(present, [true, true, true, false, false, false, false, false]);
+    assert!(entries[0].file_shared(), "shared memory pages are file/shared pages");
+    assert!(entries.iter().all(|e| !e.swapped()));
+    // SAFETY: unmapping and closing what was made above; nothing refers to it any more.
+    unsafe {
+        libc::munmap(shared, len);
+        libc::munmap(readonly, len);
+        libc::close(fd);
+    }
 }

@@ -28,26 +28,33 @@ pub fn mapping_name(m: &Mapping) -> String {
     }
 }
 
-/// Parses the text of an `smaps` file; errors name the 1-based line.
-pub fn parse_smaps(text: &str) -> Result<Vec<SmapsEntry>, (usize, &'static str)> {
+/// Parses the text of an `smaps` file; errors name the 1-based line. Mapping lines go
+/// through [`parse_maps`] (procfs-core); the two size lines are read here because
+/// procfs-core's smaps reader keeps every field of every mapping in a `HashMap` and
+/// reports a bad value without its line.
+pub fn parse_smaps(text: &str) -> Result<Vec<SmapsEntry>, (usize, String)> {
     let mut out: Vec<SmapsEntry> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let Some(first) = line.split_whitespace().next() else { continue };
         if let Some(field) = first.strip_suffix(':') {
-            let Some(entry) = out.last_mut() else { return Err((i + 1, "a field line before any mapping")) };
+            let Some(entry) = out.last_mut() else { return Err((i + 1, "a field line before any mapping".into())) };
             let slot = match field {
                 "Rss" => &mut entry.rss,
                 "Referenced" => &mut entry.referenced,
                 _ => continue,
             };
             let mut words = line.split_whitespace().skip(1);
-            let kib: u64 = words.next().and_then(|w| w.parse().ok()).ok_or((i + 1, "a size without a number"))?;
+            let kib: u64 =
+                words.next().and_then(|w| w.parse().ok()).ok_or_else(|| (i + 1, "a size without a number".into()))?;
             if words.next() != Some("kB") {
-                return Err((i + 1, "a size not in kB"));
+                return Err((i + 1, "a size not in kB".into()));
             }
             *slot = kib * 1024;
         } else {
-            let mapping = parse_maps(line).map_err(|(_, what)| (i + 1, what))?.pop().ok_or((i + 1, "an empty line"))?;
+            let mapping = parse_maps(line)
+                .map_err(|(_, what)| (i + 1, what))?
+                .pop()
+                .ok_or_else(|| (i + 1, "an empty line".into()))?;
             out.push(SmapsEntry { mapping, rss: 0, referenced: 0 });
         }
     }
@@ -105,11 +112,11 @@ Referenced:            0 kB
 
     #[test]
     fn malformed_lines_are_named() {
-        assert_eq!(parse_smaps("Rss: 4 kB\n"), Err((1, "a field line before any mapping")));
+        assert_eq!(parse_smaps("Rss: 4 kB\n"), Err((1, "a field line before any mapping".into())));
         let bad = "1000-2000 rw-p 00000000 00:00 0\nRss: four kB\n";
-        assert_eq!(parse_smaps(bad), Err((2, "a size without a number")));
+        assert_eq!(parse_smaps(bad), Err((2, "a size without a number".into())));
         let pages = "1000-2000 rw-p 00000000 00:00 0\nReferenced: 4 pages\n";
-        assert_eq!(parse_smaps(pages), Err((2, "a size not in kB")));
+        assert_eq!(parse_smaps(pages), Err((2, "a size not in kB".into())));
     }
 
     #[test]

@@ -40,6 +40,9 @@
 //! Without a `zoneinfo` (fixture trees, or a node the file does not list yet) the
 //! watermarks are unknown: headroom = `MemFree` − [`FALLBACK_RESERVE_PERCENT`] (2%) of
 //! `MemTotal`, 1% standing in for the high watermark and 1% for the margin.
+//!
+//! The parser is tierkit's own: the procfs crate (0.18, `procfs` and `procfs-core`) has no
+//! `/proc/zoneinfo` reader.
 
 use std::path::{Path, PathBuf};
 

@@ -1,12 +1,15 @@
-//! `/proc/PID/maps`: a process's mappings and what backs each one.
+//! `/proc/PID/maps`: a process's mappings and what backs each one, parsed by the procfs
+//! crate's parsers (`procfs-core`); which mappings tierkit tiers is decided here.
 
 use std::ops::Range;
 use std::path::Path;
 
+use procfs_core::process::{MMPermissions, MMapPath, MemoryMap, MemoryMaps};
+use procfs_core::FromBufRead;
 use serde::Serialize;
 use tierkit_core::{Page, PageKind, PAGE_SIZE};
 
-use super::{pid_dir, ProcError};
+use super::{crate_message, pid_dir, ProcError};
 
 /// Access permissions of a mapping (`rw-p`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -47,25 +50,37 @@ pub enum MappingKind {
 }
 
 impl MappingKind {
-    /// Classifies a mapping by its path (empty for plain anonymous memory) and sharing.
-    pub fn classify(path: &str, shared: bool) -> Self {
-        let deleted = path.strip_suffix(" (deleted)").unwrap_or(path);
-        match deleted {
-            "" if shared => Self::Shmem,
-            "" => Self::Anon,
-            "[heap]" => Self::Heap,
-            "[vdso]" => Self::Vdso,
-            "[vsyscall]" => Self::Vsyscall,
-            p if p == "[stack]" || p.starts_with("[stack:") => Self::Stack,
-            p if p.starts_with("[vvar") => Self::Vvar,
-            p if p.starts_with("[anon_shmem:") => Self::Shmem,
-            p if p.starts_with("[anon:") => Self::Anon,
-            "/dev/zero" if shared => Self::Shmem,
-            "/dev/zero" => Self::Anon,
-            p if p.starts_with("/dev/shm/") || p.starts_with("/memfd:") || p.starts_with("/SYSV") => Self::Shmem,
-            p if p.starts_with("/dev/") => Self::Special,
-            p if p.starts_with('/') => Self::File,
-            _ => Self::Special,
+    /// Classifies a mapping by its path as procfs-core parsed it and by its sharing.
+    pub fn classify(path: &MMapPath, shared: bool) -> Self {
+        match path {
+            MMapPath::Anonymous if shared => Self::Shmem,
+            MMapPath::Anonymous => Self::Anon,
+            MMapPath::Heap => Self::Heap,
+            MMapPath::Stack | MMapPath::TStack(_) => Self::Stack,
+            MMapPath::Vdso => Self::Vdso,
+            MMapPath::Vvar => Self::Vvar,
+            MMapPath::Vsyscall => Self::Vsyscall,
+            MMapPath::Vsys(_) => Self::Shmem,
+            MMapPath::Rollup => Self::Special,
+            // `[NAME]` pseudo-paths procfs-core has no variant for.
+            MMapPath::Other(name) if name.starts_with("vvar") => Self::Vvar,
+            MMapPath::Other(name) if name.starts_with("anon_shmem:") => Self::Shmem,
+            MMapPath::Other(name) if name.starts_with("anon:") => Self::Anon,
+            MMapPath::Other(_) => Self::Special,
+            MMapPath::Path(path) => {
+                let path = path.to_string_lossy();
+                match path.strip_suffix(" (deleted)").unwrap_or(&path) {
+                    "/dev/zero" if shared => Self::Shmem,
+                    "/dev/zero" => Self::Anon,
+                    p if p.starts_with("/dev/shm/") || p.starts_with("/memfd:") || p.starts_with("/SYSV") => {
+                        Self::Shmem
+                    }
+                    p if p.starts_with("/dev/") => Self::Special,
+                    p if p.starts_with('/') => Self::File,
+                    // `anon_inode:[io_uring]` and the like.
+                    _ => Self::Special,
+                }
+            }
         }
     }
 
@@ -118,8 +133,9 @@ impl Mapping {
     }
 }
 
-/// Parses the text of a `maps` file; errors name the 1-based line.
-pub fn parse_maps(text: &str) -> Result<Vec<Mapping>, (usize, &'static str)> {
+/// Parses the text of a `maps` file with procfs-core, one line at a time so that errors
+/// name the 1-based line.
+pub fn parse_maps(text: &str) -> Result<Vec<Mapping>, (usize, String)> {
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
@@ -127,49 +143,84 @@ pub fn parse_maps(text: &str) -> Result<Vec<Mapping>, (usize, &'static str)> {
         .collect()
 }
 
-fn parse_line(line: &str) -> Result<Mapping, &'static str> {
-    let mut rest = line;
-    let mut field = || -> Result<&str, &'static str> {
-        let t = rest.trim_start();
-        let end = t.find(char::is_whitespace).unwrap_or(t.len());
-        rest = &t[end..];
-        if end == 0 {
-            Err("too few fields (expected range, perms, offset, dev, inode)")
-        } else {
-            Ok(&t[..end])
-        }
+/// The fields procfs-core expects, for error messages.
+const SHAPE: &str = "expected `start-end perms offset major:minor inode [path]`";
+
+fn parse_line(line: &str) -> Result<Mapping, String> {
+    // The kernel prints a space after the inode even without a path; procfs-core needs
+    // it, and hand-written fixtures often leave it out.
+    let padded = format!("{line} ");
+    let fields: Vec<&str> = padded.splitn(6, ' ').collect();
+    let (Some(perms), Some(path)) = (fields.get(1), fields.get(5)) else {
+        return Err(format!("too few fields ({SHAPE})"));
     };
-    let (range, perms, offset, dev, inode) = (field()?, field()?, field()?, field()?, field()?);
-    let hex = |s: &str, what| u64::from_str_radix(s, 16).map_err(|_| what);
-    let (start, end) = range.split_once('-').ok_or("address range without '-'")?;
-    let (start, end) = (hex(start, "bad start address")?, hex(end, "bad end address")?);
+    // procfs-core accepts any permission string, taking the letters it knows.
+    if perms.len() != 4 {
+        return Err("permissions are not 4 characters like rw-p".to_string());
+    }
+    let path = path.trim();
+    // procfs-core 0.18 reads a `/SYSV` path's key as `path[5..13]` unchecked, which
+    // panics on a file named, say, `/SYSVx`: such a line is parsed without its path.
+    let odd_sysv =
+        path.starts_with("/SYSV") && !path.get(5..13).is_some_and(|k| k.bytes().all(|b| b.is_ascii_hexdigit()));
+    let header = if odd_sysv { &padded[..padded.len() - fields[5].len()] } else { &padded };
+    let map = MemoryMaps::from_buf_read(header.as_bytes())
+        .map_err(|e| format!("{} ({SHAPE})", crate_message(&e)))?
+        .into_iter()
+        .next()
+        .ok_or_else(|| format!("not a mapping ({SHAPE})"))?;
+    let MemoryMap { address: (start, end), perms, offset, dev: (major, minor), inode, pathname, .. } = map;
+    let pathname = if odd_sysv { MMapPath::Path(path.into()) } else { pathname };
     if end < start {
-        return Err("end address below start address");
+        return Err("end address below start address".to_string());
     }
-    let p = perms.as_bytes();
-    if p.len() != 4 {
-        return Err("permissions are not 4 characters like rw-p");
-    }
-    let perms = Perms { read: p[0] == b'r', write: p[1] == b'w', exec: p[2] == b'x', shared: p[3] == b's' };
-    let (major, minor) = dev.split_once(':').ok_or("device without ':'")?;
-    let dev_part = |s: &str| u32::from_str_radix(s, 16).map_err(|_| "bad device number");
-    let path = rest.trim().to_owned();
+    let perms = Perms {
+        read: perms.contains(MMPermissions::READ),
+        write: perms.contains(MMPermissions::WRITE),
+        exec: perms.contains(MMPermissions::EXECUTE),
+        shared: perms.contains(MMPermissions::SHARED),
+    };
+    let (Ok(major), Ok(minor)) = (u32::try_from(major), u32::try_from(minor)) else {
+        return Err("negative device number".to_string());
+    };
     Ok(Mapping {
         start,
         end,
         perms,
-        offset: hex(offset, "bad offset")?,
-        dev: (dev_part(major)?, dev_part(minor)?),
-        inode: inode.parse().map_err(|_| "bad inode")?,
-        kind: MappingKind::classify(&path, perms.shared),
-        path,
+        offset,
+        dev: (major, minor),
+        inode,
+        kind: MappingKind::classify(&pathname, perms.shared),
+        path: path_text(&pathname),
     })
 }
 
-/// Reads and parses `root/proc/PID/maps`.
+/// The path as the kernel printed it (`[heap]`, empty for anonymous memory).
+fn path_text(path: &MMapPath) -> String {
+    match path {
+        MMapPath::Path(p) => p.to_string_lossy().into_owned(),
+        MMapPath::Heap => "[heap]".to_string(),
+        MMapPath::Stack => "[stack]".to_string(),
+        MMapPath::TStack(tid) => format!("[stack:{tid}]"),
+        MMapPath::Vdso => "[vdso]".to_string(),
+        MMapPath::Vvar => "[vvar]".to_string(),
+        MMapPath::Vsyscall => "[vsyscall]".to_string(),
+        MMapPath::Rollup => "[rollup]".to_string(),
+        MMapPath::Anonymous => String::new(),
+        // A SysV segment's file is always unlinked, so the kernel always adds ` (deleted)`.
+        MMapPath::Vsys(key) => format!("/SYSV{:08x} (deleted)", *key as u32),
+        MMapPath::Other(name) => format!("[{name}]"),
+    }
+}
+
+/// Reads `root/proc/PID/maps` and parses it with [`parse_maps`]. The file is read here,
+/// not by the `procfs` crate, to tell a vanished process from a denied read by the
+/// kernel's errno (the crate's maps reader reports any read error as incomplete data).
 pub fn read_maps(root: &Path, pid: u32) -> Result<Vec<Mapping>, ProcError> {
     let path = pid_dir(root, pid).join("maps");
-    let text = std::fs::read_to_string(&path).map_err(|e| ProcError::from_io(pid, &path, e))?;
+    let bytes = std::fs::read(&path).map_err(|e| ProcError::from_io(pid, &path, e))?;
+    // Paths are bytes: a file name that is not UTF-8 must not hide the other mappings.
+    let text = String::from_utf8_lossy(&bytes);
     parse_maps(&text).map_err(|(line, what)| {
         let text = text.lines().nth(line - 1).unwrap_or("").chars().take(200).collect();
         ProcError::Parse { path, line, text, what }

@@ -1,10 +1,19 @@
 //! `/proc/PID/pagemap` (one 64-bit entry per virtual page) and `/proc/kpageflags` (one
 //! 64-bit flag word per physical frame), read in large batches with `pread(2)`.
+//!
+//! The bits are the procfs crate's (`procfs-core`'s `PageInfo`, `MemoryPageFlags` and
+//! `PhysicalPageFlags`); the reading is not: `procfs::process::PageMap` seeks and reads
+//! every 8-byte entry through an 8 KiB `BufReader` into a new `Vec` per call, and
+//! `procfs::KPageFlags` fills that 8 KiB buffer to look up one frame, where tierkit reads
+//! a whole chunk of entries (or one frame's word) with a single `pread` into a reused
+//! buffer.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
+use procfs_core::process::{MemoryPageFlags, PageInfo};
+use procfs_core::PhysicalPageFlags;
 use tierkit_core::Page;
 
 use super::{pid_dir, ProcError};
@@ -14,33 +23,45 @@ use super::{pid_dir, ProcError};
 pub struct PagemapEntry(pub u64);
 
 impl PagemapEntry {
-    const PFN_MASK: u64 = (1 << 55) - 1;
+    /// The entry as procfs-core decodes it: a page in memory (or not mapped) or a swap
+    /// entry, told apart by bit 62.
+    pub fn info(self) -> PageInfo {
+        PageInfo::parse_info(self.0)
+    }
+
+    fn flags(self) -> MemoryPageFlags {
+        MemoryPageFlags::from_bits_retain(self.0)
+    }
 
     /// Bit 63: the page is in RAM.
     pub fn present(self) -> bool {
-        self.0 >> 63 & 1 == 1
+        self.flags().contains(MemoryPageFlags::PRESENT)
     }
 
     /// Bit 62: the page is swapped out.
     pub fn swapped(self) -> bool {
-        self.0 >> 62 & 1 == 1
+        matches!(self.info(), PageInfo::SwapPage(_))
     }
 
     /// Bit 61: a file page or a shared anonymous page.
     pub fn file_shared(self) -> bool {
-        self.0 >> 61 & 1 == 1
+        self.flags().contains(MemoryPageFlags::FILE)
     }
 
     /// Bit 56: mapped by this process only.
     pub fn exclusive(self) -> bool {
-        self.0 >> 56 & 1 == 1
+        self.flags().contains(MemoryPageFlags::MMAP_EXCLUSIVE)
     }
 
     /// Bits 0–54 of a present page: its page frame number. The kernel shows 0 to
     /// readers without `CAP_SYS_ADMIN`, so this is `None` for them.
     pub fn pfn(self) -> Option<u64> {
-        let pfn = self.0 & Self::PFN_MASK;
-        (self.present() && pfn != 0).then_some(pfn)
+        match self.info() {
+            PageInfo::MemoryPage(flags) if flags.contains(MemoryPageFlags::PRESENT) => {
+                Some(flags.get_page_frame_number().0).filter(|&pfn| pfn != 0)
+            }
+            _ => None,
+        }
     }
 }
 
@@ -81,11 +102,6 @@ pub struct KPageFlags {
 }
 
 impl KPageFlags {
-    /// Flag bit: the frame heads a compound page.
-    pub const COMPOUND_HEAD: u32 = 15;
-    /// Flag bit: the frame belongs to a transparent huge page.
-    pub const THP: u32 = 22;
-
     /// Opens `root/proc/kpageflags`, or `None` when it is absent or unreadable (not root):
     /// huge pages are then simply not detected.
     pub fn open(root: &Path) -> Option<Self> {
@@ -101,7 +117,8 @@ impl KPageFlags {
 
     /// Whether frame `pfn` is the head of a transparent huge page.
     pub fn thp_head(&self, pfn: u64) -> bool {
-        self.flags(pfn).is_some_and(|f| f >> Self::THP & 1 == 1 && f >> Self::COMPOUND_HEAD & 1 == 1)
+        let head = PhysicalPageFlags::THP | PhysicalPageFlags::COMPOUND_HEAD;
+        self.flags(pfn).is_some_and(|f| PhysicalPageFlags::from_bits_retain(f).contains(head))
     }
 }
 

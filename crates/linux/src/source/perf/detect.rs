@@ -224,11 +224,8 @@ impl Privilege {
             .and_then(|s| s.trim().parse().ok());
         let privileged = std::fs::read_to_string(root.join("proc/self/status"))
             .ok()
-            .and_then(|s| {
-                let line = s.lines().find(|l| l.starts_with("CapEff:"))?;
-                u64::from_str_radix(line["CapEff:".len()..].trim(), 16).ok()
-            })
-            .is_some_and(|caps| caps & (1 << CAP_SYS_ADMIN | 1 << CAP_PERFMON) != 0);
+            .and_then(|s| crate::memory::procfs::parse_status(&s).ok())
+            .is_some_and(|s| s.capeff & (1 << CAP_SYS_ADMIN | 1 << CAP_PERFMON) != 0);
         Privilege { paranoid, privileged }
     }
 }

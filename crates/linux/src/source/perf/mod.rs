@@ -12,6 +12,12 @@
 //! - `ring`: the mmap'd ring buffer.
 //! - `record`: record parsing, a pure function over bytes.
 //! - `source`: the sampling source.
+//!
+//! This is still tierkit's own binding of the system call. A maintained crate covers what
+//! it needs: `perf-event2` 0.7 (records parsed by `perf-event-data`) has sysfs-described
+//! PMUs with `config1` terms (`Dynamic`, for `ldlat`), `PERF_SAMPLE_ADDR`, `DATA_SRC` and
+//! `WEIGHT`, `precise_ip`, and the mmap'd ring buffer (`Sampler`). Moving to it is a
+//! change of its own, to be checked again on PEBS, IBS and the page-fault fallback.
 
 mod attr;
 mod detect;
