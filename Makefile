@@ -8,12 +8,17 @@ LIBCACHESIM := libcachesim==0.3.5
 # Building and testing the Python package (python/, crates/py).
 PYPACKAGE_DEPS := maturin==1.16.0 pytest==9.2.0 pandas==3.1.1 matplotlib==3.11.2 ray==2.60.0
 
-.PHONY: test build bench corpus deps fmt libcachesim-check py-test record-check report-check results vm-test vm-bench
+.PHONY: test build bench corpus deps fmt fonts libcachesim-check py-test record-check report-check results vm-test vm-bench
 
 # Everything the tests need that a fresh machine may lack. Rust, cargo, gcc and CPython
 # come with the machine; Python packages go into a venv under target/.
-deps: $(PYENV)/.ready
+deps: $(PYENV)/.ready fonts
 	@command -v $(CARGO) >/dev/null || { echo "cargo not found: install Rust (rustup)"; exit 1; }
+
+# DejaVu Sans, the text of `tierkit report --png`'s bitmaps (its tests draw PNGs).
+DEJAVU := /usr/share/fonts/truetype/dejavu
+fonts:
+	test -f $(DEJAVU)/DejaVuSans.ttf -a -f $(DEJAVU)/DejaVuSans-Bold.ttf || DEBIAN_FRONTEND=noninteractive apt-get install -y fonts-dejavu-core || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y fonts-dejavu-core; }
 
 $(PYENV)/.ready:
 	$(PYTHON) -m venv $(PYENV)
@@ -65,8 +70,9 @@ record-check: build
 	bash tests/record/sqlite_demo.sh target/release/tierkit target/record-check
 
 # `tierkit report` loaded in headless Chromium (Debian's, installed when missing): every
-# figure in the DOM, no console errors, a PNG per figure with --png.
-report-check: build
+# figure in the DOM, no console errors; and a PNG per figure with --png (drawn by tierkit,
+# with fonts-dejavu-core).
+report-check: build fonts
 	command -v chromium >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 	bash tests/report/check_chromium.sh target/release/tierkit target/report-check
 

@@ -2,10 +2,12 @@
 # Checks `tierkit report` in a real browser: runs a small comparison with timelines,
 # renders its report, loads the page in headless Chromium and fails unless the DOM holds
 # every figure (an <svg> with drawn lines or heat-map cells) and Chromium logged no
-# console message or uncaught error. Also checks --png (a PNG per figure) and, first,
-# that the checker itself fails on a page with a console error and on one without figures.
+# console message or uncaught error. Also checks --png (a PNG per figure, of the figures'
+# size, drawn by tierkit itself) and, first, that the checker itself fails on a page with
+# a console error and on one without figures.
 #
-# Usage: check_chromium.sh TIERKIT_BIN [WORK_DIR]   (needs Debian's `chromium`)
+# Usage: check_chromium.sh TIERKIT_BIN [WORK_DIR]   (needs Debian's `chromium`, and
+# `fonts-dejavu-core` for --png)
 set -euo pipefail
 
 bin=$(realpath "$1")
@@ -33,7 +35,8 @@ check() {
 	local svgs charts lines cells
 	svgs=$(grep -o "<svg" "$out.dom" | wc -l)
 	charts=$(grep -o 'class="figure line-chart"' "$out.dom" | wc -l)
-	lines=$(grep -o '<polyline class="series"' "$out.dom" | wc -l)
+	# A series' line (and legend key) is 2 px wide; axes, ticks and grid lines are 1 px.
+	lines=$(grep -o '<polyline [^>]*stroke-width="2"' "$out.dom" | wc -l)
 	cells=$(grep -o '<rect class="cell"' "$out.dom" | wc -l)
 	if [ "$svgs" -ne "$want" ]; then
 		echo "$page: $svgs <svg> figures in the DOM, expected $want"
@@ -80,6 +83,9 @@ shown=$(grep -o '<tr class="result">' "$work/report.html.dom" | wc -l)
 pngs=0
 for f in "$work"/png/*.png; do
 	[ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '211PNG' ] || { echo "$f is not a PNG" >&2; exit 1; }
+	# IHDR: width and height, 4 bytes each, big-endian, from byte 16.
+	size=$(od -An -tu1 -j16 -N8 "$f" | awk '{print $1*16777216+$2*65536+$3*256+$4 "x" $5*16777216+$6*65536+$7*256+$8}')
+	[ "$size" = 760x380 ] || { echo "$f is $size, not the figures' 760x380" >&2; exit 1; }
 	pngs=$((pngs + 1))
 done
 [ "$pngs" -eq "$figures" ] || { echo "--png wrote $pngs PNGs, expected $figures" >&2; exit 1; }

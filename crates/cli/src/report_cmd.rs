@@ -1,7 +1,7 @@
 //! `tierkit report`: the rows of `tierkit compare --json` (and, optionally, the CSVs of
 //! `--timeline DIR`) as one self-contained HTML page: a table per workload and figures as
 //! inline SVG (no scripts, no external resources). `--png DIR` also writes each figure
-//! as SVG and PNG, rasterised by headless Chromium.
+//! as SVG and PNG; plotters draws both (the PNG's text needs Debian's fonts-dejavu-core).
 //!
 //! Figures per workload: throughput (% of all-local) against the fast:slow ratio per
 //! policy, from the rows; a page-hotness heat map (accesses per range of page ids over
@@ -12,11 +12,11 @@
 //! ratio per interval as a heat map (one row per policy, one column per interval).
 //! Without timelines the page says so and leaves those figures out.
 
+mod chart;
 mod hotness;
 mod html;
 mod input;
 mod png;
-mod svg;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 
+use chart::{Chart, HeatMap, HeatRow, LineChart, Series, XAxis};
 use input::{Interval, ResultRow};
-use svg::{HeatMap, HeatRow, LineChart, Series, XAxis};
 
 /// Flags of `tierkit report`.
 #[derive(Args, Debug)]
@@ -36,7 +36,8 @@ pub struct ReportArgs {
     /// Write the HTML page to FILE.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Write each figure as DIR/NAME.svg and DIR/NAME.png (needs Debian's `chromium`).
+    /// Write each figure as DIR/NAME.svg and DIR/NAME.png (the PNGs' text needs Debian's
+    /// `fonts-dejavu-core`).
     #[arg(long, value_name = "DIR")]
     pub png: Option<PathBuf>,
     /// The `--timeline DIR` of the same comparison, for the figures over time: each
@@ -46,12 +47,12 @@ pub struct ReportArgs {
     pub timeline: Option<PathBuf>,
 }
 
-/// One figure: a file-safe name, its SVG and a caption.
+/// One figure: a file-safe name, what it draws and a caption.
 pub struct Figure {
-    /// Name for the element id and the PNG file.
+    /// Name for the element id and the SVG and PNG files.
     pub name: String,
-    /// The `<svg>` element.
-    pub svg: String,
+    /// The chart, drawn as SVG for the page and as SVG and PNG for `--png`.
+    pub chart: Chart,
     /// Caption under it.
     pub caption: String,
 }
@@ -85,7 +86,7 @@ pub fn run(a: ReportArgs) -> Result<()> {
     let sections: Vec<html::Section> =
         workloads(&rows).into_iter().map(|w| section(w, &rows, timelines.as_ref())).collect();
     if let Some(path) = &a.output {
-        let page = html::page(&a.results.display().to_string(), rows.len(), &notes, &sections);
+        let page = html::page(&a.results.display().to_string(), rows.len(), &notes, &sections)?;
         std::fs::write(path, page).with_context(|| format!("{}: cannot write the report", path.display()))?;
     }
     if let Some(dir) = &a.png {
@@ -165,7 +166,7 @@ fn section<'a>(
     };
     let mut figures = vec![Figure {
         name: format!("{}_throughput", slug(workload)),
-        svg: chart.render(),
+        chart: Chart::Line(chart),
         caption: "Throughput of each policy as a percentage of all-local, per fast:slow capacity ratio.".into(),
     }];
     let mut notes = Vec::new();
@@ -281,17 +282,17 @@ fn over_time(workload: &str, ratio: (u64, u64), runs: &[(&str, &Vec<Interval>)])
     vec![
         Figure {
             name: format!("{stem}_hit-ratio"),
-            svg: hit.render(),
+            chart: Chart::Line(hit),
             caption: "Share of each interval's accesses served by the fast tier.".into(),
         },
         Figure {
             name: format!("{stem}_migration"),
-            svg: migration.render(),
+            chart: Chart::Line(migration),
             caption: "Bytes promoted plus demoted in each interval.".into(),
         },
         Figure {
             name: format!("{stem}_heat"),
-            svg: heat.render(),
+            chart: Chart::Heat(heat),
             caption: "Hit ratio per interval: one row per policy, one cell per interval of its timeline, coloured \
                       by the share of the interval's accesses the fast tier served (how much of the hot set the \
                       policy held in DRAM then)."

@@ -134,6 +134,19 @@ fn report_has_a_row_per_result_and_every_figure_with_timelines() {
         .sum();
     assert_eq!(interval_values, 4 * 3 * intervals, "a value per interval of every run");
     assert!(!html.contains("No timelines given"));
+    // Every line chart has each policy's line and legend entry.
+    for id in ["zipf_throughput", "hotset-shift_1-8_hit-ratio", "zipf_1-16_migration"] {
+        let chart = figure(&html, id);
+        assert!(chart.contains("class=\"figure line-chart\""), "{id}");
+        assert_eq!(
+            chart.matches("stroke-width=\"2\" points=").count(),
+            2 * 3,
+            "{id}: a line and a legend key per policy"
+        );
+        for policy in ["all-local", "oracle", "tpp"] {
+            assert!(chart.contains(&format!(">{policy}</text>")), "{id}: no legend entry for {policy}");
+        }
+    }
     assert_self_contained(&html);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -248,25 +261,71 @@ fn report_timeline_directory_must_match_the_results() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Width, height, bit depth and colour type of a PNG, read from its IHDR chunk.
+fn png_header(png: &[u8]) -> (u32, u32, u8, u8) {
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
+    assert_eq!(&png[12..16], b"IHDR");
+    let be = |i: usize| u32::from_be_bytes(png[i..i + 4].try_into().unwrap());
+    (be(16), be(20), png[24], png[25])
+}
+
 #[test]
-fn report_png_needs_chromium_and_writes_a_png_per_figure_when_it_is_there() {
+fn report_png_writes_an_svg_and_a_png_per_figure() {
     let dir = scratch("png");
-    let (json, _, _) = compare(&dir);
+    let (json, timeline, _) = compare(&dir);
     let out = dir.join("figs");
-    let (ok, _, err) =
-        tierkit(&["report", s(&json), "--png", s(&out)], &[("TIERKIT_CHROMIUM", "/nonexistent/chromium")]);
-    assert!(!ok && err.contains("--png") && err.contains("/nonexistent/chromium"), "{err}");
-    if !Path::new("/usr/bin/chromium").exists() {
-        eprintln!("chromium not installed: the PNG output itself is checked by `make report-check`");
-        return;
-    }
-    let (ok, _, err) = tierkit(&["report", s(&json), "--png", s(&out)], &[]);
+    let (ok, _, err) = tierkit(&["report", s(&json), "--png", s(&out), "--timeline", s(&timeline)], &[]);
     assert!(ok, "{err}");
-    for name in ["zipf_throughput", "hotset-shift_throughput", "zipf_page-hotness"] {
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter_map(|n| n.strip_suffix(".png").map(str::to_string))
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 2 * 2 + 2 * 2 * 3, "{names:?}");
+    for name in &names {
         let png = std::fs::read(out.join(format!("{name}.png"))).unwrap();
-        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{name}.png is not a PNG");
+        // 760 x 380, 8-bit RGB, and decodable.
+        assert_eq!(png_header(&png), (760, 380, 8, 2), "{name}.png");
+        let mut reader = png::Decoder::new(std::io::Cursor::new(&png)).read_info().unwrap();
+        let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+        reader.next_frame(&mut pixels).unwrap();
+        let colours: std::collections::BTreeSet<&[u8]> = pixels.chunks(3).collect();
+        assert!(colours.len() > 20, "{name}.png has {} colours: nothing drawn?", colours.len());
         let svg = std::fs::read_to_string(out.join(format!("{name}.svg"))).unwrap();
-        assert!(svg.contains("xmlns=\"http://www.w3.org/2000/svg\""));
+        assert!(svg.starts_with("<?xml") && svg.contains("<svg xmlns=\"http://www.w3.org/2000/svg\""), "{name}");
     }
+    let svg = std::fs::read_to_string(out.join("zipf_throughput.svg")).unwrap();
+    for policy in ["all-local", "oracle", "tpp"] {
+        assert!(svg.contains(&format!(">{policy}</text>")), "no legend entry for {policy}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn report_png_without_its_font_names_the_package_to_install() {
+    let dir = scratch("png-font");
+    let json = dir.join("r.json");
+    let row = r#"[{"workload":"w","policy":"lru","ratio":[1,8],"throughput":1e8,"pct_of_all_local":70.0,
+        "fast_hit_ratio":0.5,"promotions":1,"demotions":2,"migrated_bytes":12288}]"#;
+    std::fs::write(&json, row).unwrap();
+    let out = dir.join("figs");
+    let (ok, _, err) = tierkit(
+        &["report", s(&json), "--png", s(&out)],
+        &[("TIERKIT_FONT_DIR", "/nonexistent/fonts"), ("RUST_BACKTRACE", "0"), ("RUST_LIB_BACKTRACE", "0")],
+    );
+    assert!(!ok, "drew PNGs without a font");
+    assert!(
+        err.contains("fonts-dejavu-core")
+            && err.contains("/nonexistent/fonts/DejaVuSans.ttf")
+            && !err.contains("panicked"),
+        "{err}"
+    );
+    assert_eq!(err.matches("Error:").count(), 1, "{err}");
+    assert!(!out.exists(), "the directory was made before the font was found");
+    // The page itself needs no font.
+    let page = dir.join("r.html");
+    let (ok, _, err) = tierkit(&["report", s(&json), "-o", s(&page)], &[("TIERKIT_FONT_DIR", "/nonexistent/fonts")]);
+    assert!(ok && std::fs::read_to_string(&page).unwrap().contains("class=\"figure line-chart\""), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }

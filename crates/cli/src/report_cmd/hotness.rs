@@ -6,7 +6,7 @@ use std::path::Path;
 
 use tierkit_sim::workload::{page_heat, WorkloadSpec};
 
-use super::svg::{HeatMap, HeatRow};
+use super::chart::{Chart, HeatMap, HeatRow};
 use super::{slug, Figure};
 
 /// Rows of the map: equal ranges of page ids over the footprint.
@@ -55,7 +55,7 @@ pub fn figure(workload: &str, spec: &WorkloadSpec) -> Result<Figure, String> {
     };
     Ok(Figure {
         name: format!("{}_page-hotness", slug(workload)),
-        svg: map.render(),
+        chart: Chart::Heat(map),
         caption: format!(
             "Page hotness: accesses of the workload's generated stream (rebuilt from the rows' seed and options, \
              the same for every policy) per range of page ids ({PAGE_BINS} equal ranges of the footprint, down) \

@@ -3,6 +3,8 @@
 
 use std::fmt::Write;
 
+use anyhow::Result;
+
 use super::input::ResultRow;
 use super::Figure;
 
@@ -43,7 +45,7 @@ pub struct Section<'a> {
 }
 
 /// The whole page. `source` names the results file; `notes` go at the top.
-pub fn page(source: &str, total_rows: usize, notes: &[String], sections: &[Section]) -> String {
+pub fn page(source: &str, total_rows: usize, notes: &[String], sections: &[Section]) -> Result<String> {
     let mut out = String::new();
     let _ = write!(
         out,
@@ -67,7 +69,7 @@ pub fn page(source: &str, total_rows: usize, notes: &[String], sections: &[Secti
                 out,
                 "<figure id=\"{}\">{}<figcaption>{}</figcaption></figure>",
                 esc(&f.name),
-                f.svg,
+                f.chart.svg()?,
                 esc(&f.caption)
             );
         }
@@ -77,7 +79,7 @@ pub fn page(source: &str, total_rows: usize, notes: &[String], sections: &[Secti
         out.push_str("</section>");
     }
     out.push_str("</body></html>\n");
-    out
+    Ok(out)
 }
 
 /// Policies down, ratios (most constrained first) across: `% local (hit ratio)`, laid

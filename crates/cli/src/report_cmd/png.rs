@@ -1,60 +1,105 @@
-//! `--png DIR`: each figure as DIR/NAME.svg and DIR/NAME.png. tierkit has no rasteriser
-//! of its own; headless Chromium renders the SVG at the figure's size.
+//! `--png DIR`: each figure as DIR/NAME.svg and DIR/NAME.png. plotters draws the PNG's
+//! pixels itself (the same drawing as the SVG) and `png` encodes them; its text needs a
+//! font file, Debian's DejaVu Sans (package fonts-dejavu-core).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::sync::OnceLock;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
+use plotters::prelude::{BitMapBackend, FontStyle, IntoDrawingArea};
 
-use super::svg::{HEIGHT, WIDTH};
+use super::chart::{svg_file, Chart, HEIGHT, WIDTH};
 use super::Figure;
 
-/// Chromium from `$TIERKIT_CHROMIUM`, else `chromium` or `chromium-browser` on PATH.
-fn chromium() -> Result<PathBuf> {
-    if let Some(p) = std::env::var_os("TIERKIT_CHROMIUM") {
-        return Ok(PathBuf::from(p));
-    }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    for dir in std::env::split_paths(&path) {
-        for name in ["chromium", "chromium-browser"] {
-            let p = dir.join(name);
-            if p.is_file() {
-                return Ok(p);
-            }
+/// Where fonts-dejavu-core puts its fonts; `$TIERKIT_FONT_DIR` names another directory
+/// holding the same two files.
+const FONT_DIR: &str = "/usr/share/fonts/truetype/dejavu";
+const FONTS: [(&str, FontStyle); 2] = [("DejaVuSans.ttf", FontStyle::Normal), ("DejaVuSans-Bold.ttf", FontStyle::Bold)];
+
+/// Registers DejaVu Sans (regular and bold) as plotters' sans-serif, once per process.
+fn load_fonts() -> Result<()> {
+    static LOADED: OnceLock<Result<(), String>> = OnceLock::new();
+    let loaded = LOADED.get_or_init(|| {
+        let dir = std::env::var_os("TIERKIT_FONT_DIR").map_or_else(|| PathBuf::from(FONT_DIR), PathBuf::from);
+        for (file, style) in FONTS {
+            let path = dir.join(file);
+            let bytes = std::fs::read(&path).map_err(|e| {
+                format!(
+                    "--png draws the figures' text with DejaVu Sans, and {} cannot be read ({e}): install it \
+                     (Debian: apt-get install fonts-dejavu-core) or set TIERKIT_FONT_DIR to a directory holding {}",
+                    path.display(),
+                    FONTS.map(|f| f.0).join(" and ")
+                )
+            })?;
+            // plotters keeps the font for the rest of the process.
+            plotters::style::register_font("sans-serif", style, Box::leak(bytes.into_boxed_slice()))
+                .map_err(|_| format!("--png: {} is not a font file plotters can read", path.display()))?;
         }
+        Ok(())
+    });
+    loaded.clone().map_err(|e| anyhow!(e))
+}
+
+/// The figure as a PNG of [`WIDTH`] x [`HEIGHT`] pixels.
+fn png(chart: &Chart) -> Result<Vec<u8>> {
+    load_fonts()?;
+    let mut rgb = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (WIDTH, HEIGHT)).into_drawing_area();
+        chart.draw(&root).map_err(|e| anyhow!("{e}"))?;
+        root.present().map_err(|e| anyhow!("{e}"))?;
     }
-    bail!("--png needs headless Chromium to rasterise the figures: install it (Debian: apt-get install chromium) or set TIERKIT_CHROMIUM")
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, WIDTH, HEIGHT);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header()?;
+    writer.write_image_data(&rgb)?;
+    writer.finish()?;
+    Ok(out)
 }
 
 /// Writes every figure into `dir` as SVG and PNG.
 pub fn write_all(dir: &Path, figures: &[&Figure]) -> Result<()> {
-    let browser = chromium()?;
+    load_fonts()?;
     std::fs::create_dir_all(dir).with_context(|| format!("--png {}: cannot create the directory", dir.display()))?;
-    let dir = dir.canonicalize().with_context(|| format!("--png {}", dir.display()))?;
     for f in figures {
         let svg = dir.join(format!("{}.svg", f.name));
-        let png = dir.join(format!("{}.png", f.name));
-        // Standalone SVG needs the namespace that inline SVG in HTML takes for granted.
-        let text = f.svg.replacen("<svg ", "<svg xmlns=\"http://www.w3.org/2000/svg\" ", 1);
-        std::fs::write(&svg, format!("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n{text}\n"))
-            .with_context(|| format!("writing {}", svg.display()))?;
-        let _ = std::fs::remove_file(&png);
-        let out = Command::new(&browser)
-            .args(["--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"])
-            .arg(format!("--window-size={WIDTH},{HEIGHT}"))
-            .arg(format!("--screenshot={}", png.display()))
-            .arg(format!("file://{}", svg.display()))
-            .output()
-            .with_context(|| format!("--png: cannot run {}", browser.display()))?;
-        if !png.is_file() {
-            bail!(
-                "--png: {} did not write {} (exit {}): {}",
-                browser.display(),
-                png.display(),
-                out.status,
-                String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("")
-            );
-        }
+        std::fs::write(&svg, svg_file(&f.chart.svg()?)).with_context(|| format!("writing {}", svg.display()))?;
+        let path = dir.join(format!("{}.png", f.name));
+        let bytes = png(&f.chart).with_context(|| format!("drawing {}", path.display()))?;
+        std::fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::chart::{LineChart, Series, XAxis};
+    use super::*;
+
+    #[test]
+    fn png_is_a_png_of_the_figure_size_with_more_than_a_background() {
+        if !Path::new(FONT_DIR).join(FONTS[0].0).is_file() && std::env::var_os("TIERKIT_FONT_DIR").is_none() {
+            panic!("{FONT_DIR} lacks DejaVu Sans: apt-get install fonts-dejavu-core (make deps does)");
+        }
+        let chart = Chart::Line(LineChart {
+            title: "t".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            x_axis: XAxis::Numeric,
+            markers: true,
+            series: vec![Series { name: "a".into(), points: vec![(0.0, Some(1.0)), (1.0, Some(3.0))] }],
+        });
+        let bytes = png(&chart).unwrap();
+        let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+        let mut reader = decoder.read_info().unwrap();
+        let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+        let info = reader.next_frame(&mut pixels).unwrap();
+        assert_eq!((info.width, info.height, info.color_type), (WIDTH, HEIGHT, png::ColorType::Rgb));
+        // Text (the title) in the top rows and the series' colour in the plot.
+        let dark = pixels[..(24 * WIDTH * 3) as usize].chunks(3).filter(|p| p.iter().all(|c| *c < 100)).count();
+        assert!(dark > 30, "no title drawn: {dark} dark pixels");
+        assert!(pixels.chunks(3).any(|p| p == [0x1f, 0x77, 0xb4]), "no series drawn");
+    }
 }
