@@ -13,42 +13,11 @@ use tierkit_linux::memory::process::{LiveProcess, ProcessError};
 use tierkit_linux::memory::procfs::{read_maps, MappingKind};
 use tierkit_linux::topology::Topology;
 
+#[path = "common/region.rs"]
+mod region;
+use region::Region;
+
 const MIB: usize = 1 << 20;
-
-/// A private anonymous mapping, unmapped on drop.
-struct Region {
-    addr: *mut u8,
-    len: usize,
-}
-
-impl Region {
-    fn new(len: usize) -> Self {
-        // SAFETY: a fresh private anonymous mapping owned by this value.
-        let addr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        assert_ne!(addr, libc::MAP_FAILED);
-        Self { addr: addr as *mut u8, len }
-    }
-
-    fn page(&self) -> u64 {
-        self.addr as u64 / PAGE_SIZE
-    }
-}
-
-impl Drop for Region {
-    fn drop(&mut self) {
-        // SAFETY: unmaps exactly the mapping this value made.
-        unsafe { libc::munmap(self.addr as *mut libc::c_void, self.len) };
-    }
-}
 
 /// `AnonHugePages` in KiB of this process's mapping starting at `addr`.
 fn anon_huge_kib(addr: u64) -> u64 {

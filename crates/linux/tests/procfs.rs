@@ -4,6 +4,9 @@ use std::ffi::CString;
 use std::path::Path;
 
 use tierkit_core::{PageKind, PAGE_SIZE};
+#[path = "common/region.rs"]
+mod region;
+use region::Region;
 use tierkit_linux::memory::procfs::{parse_maps, read_maps, MappingKind, Pagemap, ProcError};
 
 const MAPS: &str = "\
@@ -90,23 +93,13 @@ fn own_maps_and_pagemap_show_touched_and_untouched_pages() {
     assert!(maps.iter().any(|m| m.kind == MappingKind::Stack));
     assert!(maps.iter().any(|m| m.kind == MappingKind::Vdso && !m.tierable()));
     let len = 16 * PAGE_SIZE as usize;
-    // SAFETY: a fresh private anonymous mapping, used only inside this test and unmapped at its end.
-    let addr = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    assert_ne!(addr, libc::MAP_FAILED);
+    let region = Region::new(len);
+    let addr = region.addr;
     for i in (0..len).step_by(2 * PAGE_SIZE as usize) {
         // SAFETY: inside the mapping made above.
-        unsafe { (addr as *mut u8).add(i).write(1) };
+        unsafe { addr.add(i).write(1) };
     }
-    let first = addr as u64 / PAGE_SIZE;
+    let first = region.page();
     let mut pagemap = Pagemap::open(Path::new("/"), pid).unwrap();
     let mut entries = Vec::new();
     pagemap.read(first, 16, &mut entries).unwrap();
@@ -115,8 +108,6 @@ fn own_maps_and_pagemap_show_touched_and_untouched_pages() {
     assert!(entries[0].exclusive() && !entries[0].file_shared());
     let root = unsafe { libc::geteuid() } == 0;
     assert_eq!(entries[0].pfn().is_some(), root, "PFNs are shown to root only");
-    // SAFETY: unmapping the mapping made above; nothing refers to it any more.
-    unsafe { libc::munmap(addr, len) };
 }
 
 #[test]

@@ -16,7 +16,7 @@
 use tierkit_core::dist::Rng;
 
 use super::zipf::Permutation;
-use super::{Access, Workload, WorkloadSpec};
+use super::{Access, Generate, Stream, Workload, WorkloadSpec};
 use crate::error::SimError;
 
 struct Gups {
@@ -26,8 +26,6 @@ struct Gups {
     hot: u64,
     /// An access is hot when 53 random bits fall below this.
     hot_below: u64,
-    left: u64,
-    total: u64,
 }
 
 pub(super) fn build(spec: &WorkloadSpec) -> Result<Box<dyn Workload>, SimError> {
@@ -35,40 +33,32 @@ pub(super) fn build(spec: &WorkloadSpec) -> Result<Box<dyn Workload>, SimError> 
     spec.check_sizes(2)?;
     let hot_fraction = spec.f64_opt("hot_fraction", 1.0 / 3.0, 0.0..=1.0)?;
     let hot_share = spec.f64_opt("hot_share", 0.9, 0.0..=1.0)?;
-    Ok(Box::new(Gups {
-        rng: Rng::new(spec.seed),
-        perm: Permutation::new(spec.pages, spec.seed),
-        pages: spec.pages,
-        hot: ((hot_fraction * spec.pages as f64).round() as u64).clamp(1, spec.pages - 1),
-        hot_below: (hot_share * (1u64 << 53) as f64) as u64,
-        left: spec.accesses,
-        total: spec.accesses,
-    }))
+    Ok(Stream::boxed(
+        Gups {
+            rng: Rng::new(spec.seed),
+            perm: Permutation::new(spec.pages, spec.seed),
+            pages: spec.pages,
+            hot: ((hot_fraction * spec.pages as f64).round() as u64).clamp(1, spec.pages - 1),
+            hot_below: (hot_share * (1u64 << 53) as f64) as u64,
+        },
+        spec.accesses,
+    ))
 }
 
-impl Workload for Gups {
+impl Generate for Gups {
     fn pages(&self) -> u64 {
         self.pages
     }
 
-    fn len(&self) -> u64 {
-        self.total
-    }
-
-    fn fill(&mut self, out: &mut Vec<Access>, max: usize) -> usize {
-        let n = (max as u64).min(self.left) as usize;
-        for _ in 0..n {
-            let x = self.rng.next_u64();
-            // Hot ranks are 0..hot, cold ones hot..pages; the permutation scatters both.
-            let rank = if x >> 11 < self.hot_below {
-                self.rng.below(self.hot)
-            } else {
-                self.hot + self.rng.below(self.pages - self.hot)
-            };
-            out.push(Access { page: self.perm.apply(rank), word: (x & 63) as u8, write: true });
-        }
-        self.left -= n as u64;
-        n
+    fn next_access(&mut self) -> Access {
+        let x = self.rng.next_u64();
+        // Hot ranks are 0..hot, cold ones hot..pages; the permutation scatters both.
+        let rank = if x >> 11 < self.hot_below {
+            self.rng.below(self.hot)
+        } else {
+            self.hot + self.rng.below(self.pages - self.hot)
+        };
+        Access { page: self.perm.apply(rank), word: (x & 63) as u8, write: true }
     }
 }
 

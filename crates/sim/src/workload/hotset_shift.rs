@@ -19,7 +19,7 @@
 use tierkit_core::dist::{Rng, Zipf};
 
 use super::zipf::Permutation;
-use super::{Access, Workload, WorkloadSpec};
+use super::{Access, Generate, Stream, Workload, WorkloadSpec};
 use crate::error::SimError;
 
 struct HotsetShift {
@@ -33,12 +33,10 @@ struct HotsetShift {
     retired: u64,
     /// Accesses left before the shift.
     before_shift: u64,
-    left: u64,
-    total: u64,
 }
 
 pub(super) fn build(spec: &WorkloadSpec) -> Result<Box<dyn Workload>, SimError> {
-    Ok(Box::new(HotsetShift::new(spec)?))
+    Ok(Stream::boxed(HotsetShift::new(spec)?, spec.accesses))
 }
 
 impl HotsetShift {
@@ -58,8 +56,6 @@ impl HotsetShift {
             hot,
             retired: hot - hot.div_ceil(3),
             before_shift: (shift_at * spec.accesses as f64).round() as u64,
-            left: spec.accesses,
-            total: spec.accesses,
         })
     }
 
@@ -80,29 +76,20 @@ impl HotsetShift {
     }
 }
 
-impl Workload for HotsetShift {
+impl Generate for HotsetShift {
     fn pages(&self) -> u64 {
         self.pages
     }
 
-    fn len(&self) -> u64 {
-        self.total
-    }
-
-    fn fill(&mut self, out: &mut Vec<Access>, max: usize) -> usize {
-        let n = (max as u64).min(self.left) as usize;
-        for _ in 0..n {
-            let mut rank = self.zipf.sample(&mut self.rng) - 1;
-            if self.before_shift == 0 {
-                rank = self.shifted(rank);
-            } else {
-                self.before_shift -= 1;
-            }
-            let word = (self.rng.next_u64() & 63) as u8;
-            out.push(Access { page: self.perm.apply(rank), word, write: false });
+    fn next_access(&mut self) -> Access {
+        let mut rank = self.zipf.sample(&mut self.rng) - 1;
+        if self.before_shift == 0 {
+            rank = self.shifted(rank);
+        } else {
+            self.before_shift -= 1;
         }
-        self.left -= n as u64;
-        n
+        let word = (self.rng.next_u64() & 63) as u8;
+        Access { page: self.perm.apply(rank), word, write: false }
     }
 }
 

@@ -48,6 +48,48 @@ impl Access {
     }
 }
 
+/// A synthetic generator, one access at a time; [`Stream`] makes it a [`Workload`] of a
+/// given length.
+pub(crate) trait Generate: Send {
+    /// Distinct pages it draws from; every page id is below this.
+    fn pages(&self) -> u64;
+
+    /// The next access.
+    fn next_access(&mut self) -> Access;
+}
+
+/// A [`Generate`] cut to a number of accesses: the [`Workload`] of every generator that
+/// has no per-chunk work of its own.
+pub(crate) struct Stream<G> {
+    generator: G,
+    total: u64,
+    left: u64,
+}
+
+impl<G: Generate + 'static> Stream<G> {
+    /// `accesses` of `generator`'s accesses as a workload.
+    pub(crate) fn boxed(generator: G, accesses: u64) -> Box<dyn Workload> {
+        Box::new(Self { generator, total: accesses, left: accesses })
+    }
+}
+
+impl<G: Generate> Workload for Stream<G> {
+    fn pages(&self) -> u64 {
+        self.generator.pages()
+    }
+
+    fn len(&self) -> u64 {
+        self.total
+    }
+
+    fn fill(&mut self, out: &mut Vec<Access>, max: usize) -> usize {
+        let n = (max as u64).min(self.left) as usize;
+        out.extend((0..n).map(|_| self.generator.next_access()));
+        self.left -= n as u64;
+        n
+    }
+}
+
 /// A stream of accesses.
 pub trait Workload: Send {
     /// Distinct pages the workload may touch; every page id is below this.

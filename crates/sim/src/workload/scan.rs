@@ -23,7 +23,7 @@
 use tierkit_core::dist::{Rng, Zipf};
 
 use super::zipf::Permutation;
-use super::{Access, Workload, WorkloadSpec};
+use super::{Access, Generate, Stream, Workload, WorkloadSpec};
 use crate::error::SimError;
 
 struct Scan {
@@ -42,8 +42,6 @@ struct Scan {
     /// The scan's next page (`pages` once done) and line.
     scan_page: u64,
     scan_line: u8,
-    left: u64,
-    total: u64,
 }
 
 pub(super) fn build(spec: &WorkloadSpec) -> Result<Box<dyn Workload>, SimError> {
@@ -67,11 +65,9 @@ pub(super) fn build(spec: &WorkloadSpec) -> Result<Box<dyn Workload>, SimError> 
         scan_lines,
         scan_page: 0,
         scan_line: 0,
-        left: spec.accesses,
-        total: spec.accesses,
     };
     scan.skip_hot();
-    Ok(Box::new(scan))
+    Ok(Stream::boxed(scan, spec.accesses))
 }
 
 impl Scan {
@@ -106,22 +102,13 @@ impl Scan {
     }
 }
 
-impl Workload for Scan {
+impl Generate for Scan {
     fn pages(&self) -> u64 {
         self.pages
     }
 
-    fn len(&self) -> u64 {
-        self.total
-    }
-
-    fn fill(&mut self, out: &mut Vec<Access>, max: usize) -> usize {
-        let n = (max as u64).min(self.left) as usize;
-        for _ in 0..n {
-            out.push(self.access());
-        }
-        self.left -= n as u64;
-        n
+    fn next_access(&mut self) -> Access {
+        self.access()
     }
 }
 

@@ -22,7 +22,7 @@
 use tierkit_core::dist::{Rng, Zipf};
 
 use super::zipf::Permutation;
-use super::{Access, Workload, WorkloadSpec};
+use super::{Access, Generate, Stream, Workload, WorkloadSpec};
 use crate::error::SimError;
 
 struct SparseKv {
@@ -35,8 +35,6 @@ struct SparseKv {
     band: u64,
     /// log2 of the objects per word.
     per_word_log: u32,
-    left: u64,
-    total: u64,
 }
 
 pub(super) fn build(spec: &WorkloadSpec) -> Result<Box<dyn Workload>, SimError> {
@@ -50,45 +48,37 @@ pub(super) fn build(spec: &WorkloadSpec) -> Result<Box<dyn Workload>, SimError> 
     let hot_words = spec.u64_opt("hot_words", 2, 1..=64)?;
     let alpha = spec.f64_opt("alpha", 0.99, 0.01..=5.0)?;
     let hot = hot_words * (64 / object_bytes);
-    Ok(Box::new(SparseKv {
-        zipf: Zipf::new(spec.pages * (4096 / object_bytes), alpha)?,
-        rng: Rng::new(spec.seed),
-        perm: Permutation::new(spec.pages, spec.seed),
-        pages: spec.pages,
-        hot,
-        band: spec.pages * hot,
-        per_word_log: (64 / object_bytes).trailing_zeros(),
-        left: spec.accesses,
-        total: spec.accesses,
-    }))
+    Ok(Stream::boxed(
+        SparseKv {
+            zipf: Zipf::new(spec.pages * (4096 / object_bytes), alpha)?,
+            rng: Rng::new(spec.seed),
+            perm: Permutation::new(spec.pages, spec.seed),
+            pages: spec.pages,
+            hot,
+            band: spec.pages * hot,
+            per_word_log: (64 / object_bytes).trailing_zeros(),
+        },
+        spec.accesses,
+    ))
 }
 
-impl Workload for SparseKv {
+impl Generate for SparseKv {
     fn pages(&self) -> u64 {
         self.pages
     }
 
-    fn len(&self) -> u64 {
-        self.total
-    }
-
-    fn fill(&mut self, out: &mut Vec<Access>, max: usize) -> usize {
-        let n = (max as u64).min(self.left) as usize;
-        for _ in 0..n {
-            let rank = self.zipf.sample(&mut self.rng) - 1;
-            let (index, slot) = if rank < self.band {
-                (rank / self.hot, rank % self.hot)
-            } else {
-                let cold = rank - self.band;
-                (cold % self.pages, self.hot + cold / self.pages)
-            };
-            let page = self.perm.apply(index);
-            let offset = page.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58;
-            let word = ((slot >> self.per_word_log) + offset) & 63;
-            out.push(Access { page, word: word as u8, write: false });
-        }
-        self.left -= n as u64;
-        n
+    fn next_access(&mut self) -> Access {
+        let rank = self.zipf.sample(&mut self.rng) - 1;
+        let (index, slot) = if rank < self.band {
+            (rank / self.hot, rank % self.hot)
+        } else {
+            let cold = rank - self.band;
+            (cold % self.pages, self.hot + cold / self.pages)
+        };
+        let page = self.perm.apply(index);
+        let offset = page.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58;
+        let word = ((slot >> self.per_word_log) + offset) & 63;
+        Access { page, word: word as u8, write: false }
     }
 }
 

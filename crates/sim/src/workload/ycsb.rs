@@ -17,7 +17,7 @@
 use tierkit_core::dist::{Rng, Zipf};
 
 use super::zipf::Permutation;
-use super::{Access, Workload, WorkloadSpec};
+use super::{Access, Generate, Stream, Workload, WorkloadSpec};
 use crate::error::SimError;
 
 struct Ycsb {
@@ -33,8 +33,6 @@ struct Ycsb {
     line: u64,
     op_left: u64,
     write: bool,
-    left: u64,
-    total: u64,
 }
 
 pub(super) fn build(spec: &WorkloadSpec) -> Result<Box<dyn Workload>, SimError> {
@@ -53,45 +51,38 @@ pub(super) fn build(spec: &WorkloadSpec) -> Result<Box<dyn Workload>, SimError> 
         return Err(SimError::bad_option(format!("workload {}", spec.name), "record_bytes", record_bytes, expected));
     }
     let alpha = spec.f64_opt("alpha", 0.99, 0.01..=5.0)?;
-    Ok(Box::new(Ycsb {
-        zipf: Zipf::new(records, alpha)?,
-        rng: Rng::new(spec.seed),
-        perm: Permutation::new(records, spec.seed),
-        pages: spec.pages,
-        lines: record_bytes / 64,
-        read_below: (read_share * (1u64 << 53) as f64) as u64,
-        line: 0,
-        op_left: 0,
-        write: false,
-        left: spec.accesses,
-        total: spec.accesses,
-    }))
+    Ok(Stream::boxed(
+        Ycsb {
+            zipf: Zipf::new(records, alpha)?,
+            rng: Rng::new(spec.seed),
+            perm: Permutation::new(records, spec.seed),
+            pages: spec.pages,
+            lines: record_bytes / 64,
+            read_below: (read_share * (1u64 << 53) as f64) as u64,
+            line: 0,
+            op_left: 0,
+            write: false,
+        },
+        spec.accesses,
+    ))
 }
 
-impl Workload for Ycsb {
+impl Generate for Ycsb {
     fn pages(&self) -> u64 {
         self.pages
     }
 
-    fn len(&self) -> u64 {
-        self.total
-    }
-
-    fn fill(&mut self, out: &mut Vec<Access>, max: usize) -> usize {
-        let n = (max as u64).min(self.left) as usize;
-        for _ in 0..n {
-            if self.op_left == 0 {
-                let record = self.perm.apply(self.zipf.sample(&mut self.rng) - 1);
-                self.line = record * self.lines;
-                self.op_left = self.lines;
-                self.write = self.rng.next_u64() >> 11 >= self.read_below;
-            }
-            out.push(Access { page: self.line >> 6, word: (self.line & 63) as u8, write: self.write });
-            self.line += 1;
-            self.op_left -= 1;
+    fn next_access(&mut self) -> Access {
+        if self.op_left == 0 {
+            let record = self.perm.apply(self.zipf.sample(&mut self.rng) - 1);
+            self.line = record * self.lines;
+            self.op_left = self.lines;
+            self.write = self.rng.next_u64() >> 11 >= self.read_below;
         }
-        self.left -= n as u64;
-        n
+        let access = Access { page: self.line >> 6, word: (self.line & 63) as u8, write: self.write };
+        self.line += 1;
+        self.op_left -= 1;
+        access
     }
 }
 

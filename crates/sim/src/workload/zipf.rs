@@ -5,15 +5,13 @@
 
 use tierkit_core::dist::{Rng, Zipf};
 
-use super::{Access, Workload, WorkloadSpec};
+use super::{Access, Generate, Stream, Workload, WorkloadSpec};
 use crate::error::SimError;
 
 struct ZipfWorkload {
     zipf: Zipf,
     rng: Rng,
     pages: u64,
-    left: u64,
-    total: u64,
     perm: Permutation,
 }
 
@@ -52,34 +50,26 @@ pub(super) fn build(spec: &WorkloadSpec) -> Result<Box<dyn Workload>, SimError> 
     spec.check_options(&["alpha"])?;
     spec.check_sizes(1)?;
     let alpha = spec.f64_opt("alpha", 0.99, 0.01..=5.0)?;
-    Ok(Box::new(ZipfWorkload {
-        zipf: Zipf::new(spec.pages, alpha)?,
-        rng: Rng::new(spec.seed),
-        pages: spec.pages,
-        left: spec.accesses,
-        total: spec.accesses,
-        perm: Permutation::new(spec.pages, spec.seed),
-    }))
+    Ok(Stream::boxed(
+        ZipfWorkload {
+            zipf: Zipf::new(spec.pages, alpha)?,
+            rng: Rng::new(spec.seed),
+            pages: spec.pages,
+            perm: Permutation::new(spec.pages, spec.seed),
+        },
+        spec.accesses,
+    ))
 }
 
-impl Workload for ZipfWorkload {
+impl Generate for ZipfWorkload {
     fn pages(&self) -> u64 {
         self.pages
     }
 
-    fn len(&self) -> u64 {
-        self.total
-    }
-
-    fn fill(&mut self, out: &mut Vec<Access>, max: usize) -> usize {
-        let n = (max as u64).min(self.left) as usize;
-        for _ in 0..n {
-            let rank = self.zipf.sample(&mut self.rng) - 1;
-            let word = (self.rng.next_u64() & 63) as u8;
-            out.push(Access { page: self.perm.apply(rank), word, write: false });
-        }
-        self.left -= n as u64;
-        n
+    fn next_access(&mut self) -> Access {
+        let rank = self.zipf.sample(&mut self.rng) - 1;
+        let word = (self.rng.next_u64() & 63) as u8;
+        Access { page: self.perm.apply(rank), word, write: false }
     }
 }
 
