@@ -33,7 +33,7 @@ def main() -> None:
         out = subprocess.run(cli, capture_output=True, check=True).stdout
         cli_times.append(time.perf_counter() - start)
         row = json.loads(out)
-        row = row[0] if isinstance(row, list) else row
+        row = row["rows"][0] if isinstance(row, dict) else row[0]
         if result.summary["throughput"] != row["throughput"]:
             sys.exit(f"different results: {result.summary['throughput']} vs {row['throughput']}")
     py, cl = statistics.median(py_times), statistics.median(cli_times)

@@ -26,8 +26,22 @@ def ratio_key(r):
     return slow / fast
 
 
+def load_rows(path):
+    """The rows of `tierkit compare --json`, each ratio as a (fast, slow) tuple: schema
+    version 2 is {"schema_version": 2, "rows": [...]} with the ratio as "1:16"; older
+    files are the bare array with the ratio as [1, 16]."""
+    doc = json.load(open(path))
+    if isinstance(doc, dict) and doc.get("schema_version") != 2:
+        raise SystemExit(f"{path}: schema_version {doc.get('schema_version')!r}, expected 2")
+    rows = doc["rows"] if isinstance(doc, dict) else doc
+    for r in rows:
+        ratio = r["ratio"]
+        r["ratio"] = tuple(int(x) for x in ratio.split(":")) if isinstance(ratio, str) else tuple(ratio)
+    return rows
+
+
 def main() -> int:
-    rows = json.load(open(sys.argv[1]))
+    rows = load_rows(sys.argv[1])
     timeline_dir, out = Path(sys.argv[2]), Path(sys.argv[3])
     command = shlex.join(sys.argv[4:])
     figures = out / "figures"

@@ -103,7 +103,8 @@ class SimResult:
     ``fast_hit_ratio``, ``pct_of_oracle``, ...), with the ratio as ``"1:16"``.
     ``timeline`` has one row per timeline point and the columns of the CLI's
     ``--timeline`` CSV (``end_ns``, ``accesses``, ``throughput``, ``fast_hit_ratio``,
-    ``latency_ns_tier0``.., ``promotions``, ``demotions``, ``migrated_bytes``).
+    ``latency_ns_tier0``.., ``promotions``, ``demotions``, ``migrated_bytes``,
+    ``access_count_ratio``).
     """
 
     summary: dict[str, Any]

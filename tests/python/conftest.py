@@ -44,15 +44,13 @@ def cli(tierkit_bin: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
 
 @pytest.fixture(scope="session")
 def cli_json(cli: Callable[..., subprocess.CompletedProcess[str]]) -> Callable[..., list[dict[str, Any]]]:
-    """Runs `tierkit ARGS... --json` and returns its rows, with each ratio as "F:S"."""
+    """Runs `tierkit ARGS... --json` and returns the rows of its document, as written."""
 
     def run(*args: str) -> list[dict[str, Any]]:
         done = cli(*args, "--json")
         assert done.returncode == 0, done.stderr
-        rows = json.loads(done.stdout)
-        for row in rows:
-            fast, slow = row["ratio"]
-            row["ratio"] = f"{fast}:{slow}"
-        return rows
+        document = json.loads(done.stdout)
+        assert document["schema_version"] == 2, document
+        return document["rows"]
 
     return run

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 
 import tierkit
@@ -22,6 +24,18 @@ def test_grid_rows_equal_cli_json(cli_json):
     # Each row says how to rebuild its workload's stream (what `tierkit report` needs).
     assert set(df["seed"]) == {1} and set(df["workload_pages"]) == {4096}
     assert all(o == {} for o in df["options"])
+
+
+def test_a_row_dict_has_the_keys_and_ratio_of_the_json_row(cli):
+    done = cli("sim", "--workload", "zipf", "--policy", "lru", "--ratio", "1:16", *SMALL, "--json")
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(done.stdout)["rows"]
+    got = tierkit.compare("zipf", "lru", "1:16", pages=4096, accesses=200_000).to_dict("records")[0]
+    assert list(got) == list(row), "the same keys, in the same order"
+    assert got["ratio"] == row["ratio"] == "1:16"
+    assert got == row
+    summary = tierkit.simulate("zipf", "lru", (1, 16), pages=4096, accesses=200_000).summary
+    assert list(summary) == list(row) and summary["ratio"] == "1:16"
 
 
 def test_single_values_and_workload_options(cli_json):

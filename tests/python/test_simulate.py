@@ -57,12 +57,15 @@ def test_timeline_matches_cli_csv(cli, tmp_path: Path):
     assert list(got.columns) == header
     assert len(got) == len(body) == 100
     for i, name in enumerate(header):
-        column = [float(r[i]) for r in body]
+        cells = [r[i] for r in body]
         if name in ("accesses", "promotions", "demotions", "migrated_bytes"):
-            assert got[name].tolist() == [int(v) for v in column], name
+            assert got[name].tolist() == [int(v) for v in cells], name
+        elif name == "access_count_ratio":
+            # Not measured here: an empty cell, None in the column.
+            assert cells == [""] * 100 and got[name].isna().all(), name
         else:
-            # The CSV rounds (6 significant digits, 2 decimals of latency, whole ns).
-            assert got[name].tolist() == pytest.approx(column, rel=1e-5, abs=0.006), name
+            # The CSV writes each number whole (the shortest text that reads back the same).
+            assert got[name].tolist() == [float(v) for v in cells], name
     # The timeline adds up to the run.
     summary = tierkit.simulate("hotset-shift", "memtis", pages=4096, accesses=200_000).summary
     assert got["promotions"].sum() == summary["promotions"]

@@ -34,18 +34,10 @@ pub fn parse_size(text: &str) -> Result<u64> {
     Ok(bytes as u64)
 }
 
-/// A fast:slow capacity ratio such as `1:16`, as `(fast, slow)`.
+/// A fast:slow capacity ratio such as `1:16`, as `(fast, slow)` (the form results
+/// write it in too: [`tierkit_sim::result::ratio`]).
 pub fn parse_ratio(text: &str) -> Result<(u64, u64)> {
-    let (f, s) = text.split_once(':').with_context(|| format!("ratio {text:?}: expected FAST:SLOW, like 1:16"))?;
-    let part = |p: &str, which: &str| -> Result<u64> {
-        let v: u64 =
-            p.trim().parse().with_context(|| format!("ratio {text:?}: {which} part {p:?} is not a whole number"))?;
-        if v == 0 {
-            bail!("ratio {text:?}: the {which} part must be at least 1");
-        }
-        Ok(v)
-    };
-    Ok((part(f, "fast")?, part(s, "slow")?))
+    tierkit_sim::result::ratio::parse(text).map_err(anyhow::Error::msg)
 }
 
 #[cfg(test)]

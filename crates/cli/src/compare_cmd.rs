@@ -10,13 +10,14 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use tierkit_sim::compare::{
-    compare, default_suite, paper_suite, real_suite, real_suite_policies, Row, DEFAULT_POLICIES, DEFAULT_RATIOS,
-    PAPER_RATIOS,
+    compare, default_suite, paper_suite, real_suite, real_suite_policies, Results, Row, DEFAULT_POLICIES,
+    DEFAULT_RATIOS, PAPER_RATIOS,
 };
 use tierkit_sim::workload::WorkloadSpec;
 
 use crate::args::parse_ratio;
 use crate::machine_args::{MachineArgs, SizeArgs};
+use crate::result_csv;
 
 /// Flags of `tierkit compare`.
 #[derive(Args, Debug)]
@@ -53,7 +54,7 @@ pub struct CompareArgs {
     /// Parallel runs (default: one per core).
     #[arg(long)]
     pub jobs: Option<usize>,
-    /// Print JSON rows instead of the table.
+    /// Print the rows as JSON instead of the table: `{"schema_version": 2, "rows": [...]}`.
     #[arg(long, conflicts_with = "csv")]
     pub json: bool,
     /// Print CSV rows instead of the table.
@@ -80,7 +81,7 @@ pub struct SimArgs {
     pub size: SizeArgs,
     #[command(flatten)]
     pub machine: MachineArgs,
-    /// Print JSON instead of the table.
+    /// Print the row as JSON instead of the table: `{"schema_version": 2, "rows": [...]}`.
     #[arg(long)]
     pub json: bool,
     /// Write the run's per-interval CSV into DIR.
@@ -173,37 +174,22 @@ pub fn progress_bar() -> ProgressBar {
     ProgressBar::no_length().with_style(style.progress_chars("#-"))
 }
 
+/// Writes `rows` as `--json` does: the versioned document ([`Results`]), pretty-printed.
+pub fn write_json(mut out: impl Write, rows: &[Row]) -> Result<()> {
+    serde_json::to_writer_pretty(&mut out, &Results::new(rows.to_vec()))?;
+    writeln!(out)?;
+    Ok(())
+}
+
 fn emit(rows: &[Row], json: bool, csv: bool, timeline: Option<&str>) -> Result<()> {
     if let Some(dir) = timeline {
         write_timelines(rows, Path::new(dir))?;
     }
     let mut out = std::io::stdout().lock();
     if json {
-        let slim: Vec<_> = rows.iter().map(|r| serde_json::to_value(r).map(drop_timeline)).collect::<Result<_, _>>()?;
-        writeln!(out, "{}", serde_json::to_string_pretty(&slim)?)?;
+        write_json(&mut out, rows)?;
     } else if csv {
-        writeln!(out, "workload,ratio,policy,throughput,pct_of_all_local,pct_of_oracle,fast_hit_ratio,promotions,demotions,migrated_bytes,tracking_bytes,mechanism_cpu_pct,access_count_ratio")?;
-        for r in rows {
-            let x = &r.result;
-            writeln!(
-                out,
-                "{},{}:{},{},{:.6e},{:.3},{:.3},{:.6},{},{},{},{},{:.4},{}",
-                x.workload,
-                x.ratio.0,
-                x.ratio.1,
-                x.policy,
-                x.throughput,
-                r.pct_of_all_local,
-                r.pct_of_oracle,
-                x.fast_hit_ratio,
-                x.promotions,
-                x.demotions,
-                x.migrated_bytes,
-                x.tracking_bytes,
-                x.mechanism_cpu_pct,
-                x.access_count_ratio.map_or(String::new(), |r| format!("{r:.4}"))
-            )?;
-        }
+        result_csv::write_summary(&mut out, rows)?;
     } else {
         table(&mut out, rows)?;
         summary::write(&mut out, rows, |r| {
@@ -211,13 +197,6 @@ fn emit(rows: &[Row], json: bool, csv: bool, timeline: Option<&str>) -> Result<(
         })?;
     }
     Ok(())
-}
-
-fn drop_timeline(mut v: serde_json::Value) -> serde_json::Value {
-    if let Some(o) = v.as_object_mut() {
-        o.remove("timeline");
-    }
-    v
 }
 
 fn table(out: &mut impl Write, rows: &[Row]) -> Result<()> {
@@ -307,27 +286,9 @@ fn write_timelines(rows: &[Row], dir: &Path) -> Result<()> {
         .with_context(|| format!("--timeline {}: cannot create the directory", dir.display()))?;
     for r in rows {
         let x = &r.result;
-        let path = dir.join(format!("{}_{}-{}_{}.csv", x.workload, x.ratio.0, x.ratio.1, x.policy));
-        let mut text = String::from("end_ns,accesses,throughput,fast_hit_ratio,");
-        text += &(0..x.timeline.first().map_or(0, |t| t.latency_ns.len()))
-            .map(|t| format!("latency_ns_tier{t}"))
-            .collect::<Vec<_>>()
-            .join(",");
-        text += ",promotions,demotions,migrated_bytes\n";
-        for t in &x.timeline {
-            let lat: Vec<String> = t.latency_ns.iter().map(|l| format!("{l:.2}")).collect();
-            text += &format!(
-                "{:.0},{},{:.6e},{:.6},{},{},{},{}\n",
-                t.end_ns,
-                t.accesses,
-                t.throughput,
-                t.fast_hit_ratio,
-                lat.join(","),
-                t.promotions,
-                t.demotions,
-                t.migrated_bytes
-            );
-        }
+        let path = dir.join(result_csv::timeline_file(&x.workload, x.ratio, &x.policy));
+        let mut text = Vec::new();
+        result_csv::write_timeline(&mut text, &x.timeline)?;
         std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())

@@ -11,6 +11,7 @@ mod move_cmd;
 mod profile_cmd;
 mod record_cmd;
 mod report_cmd;
+mod result_csv;
 mod sketches_cmd;
 mod topology_cmd;
 mod trace_cmd;

@@ -45,7 +45,9 @@ fn compare(dir: &Path) -> (PathBuf, PathBuf, usize) {
         &[],
     );
     assert!(ok, "{err}");
-    let rows = serde_json::from_str::<serde_json::Value>(&json).unwrap().as_array().unwrap().len();
+    let doc = serde_json::from_str::<serde_json::Value>(&json).unwrap();
+    assert_eq!(doc["schema_version"], 2);
+    let rows = doc["rows"].as_array().unwrap().len();
     let path = dir.join("results.json");
     std::fs::write(&path, json).unwrap();
     (path, timeline, rows)
@@ -216,13 +218,18 @@ fn report_bad_input_gives_one_error_naming_the_file() {
     let cases = [
         ("not-json.json", "this is not JSON", "invalid JSON"),
         ("empty.json", "[]", "empty"),
-        ("object.json", r#"{"rows":[]}"#, "JSON array"),
+        ("object.json", r#"{"rows":[]}"#, "a JSON object without \"schema_version\""),
+        ("future.json", r#"{"schema_version":3,"rows":[]}"#, "schema_version 3 is not one this tierkit reads"),
         (
             "short-row.json",
             r#"[{"workload":"zipf","policy":"tpp","ratio":[1,16]}]"#,
-            "row 1: missing number field \"throughput\"",
+            "row 1: missing field `throughput`",
         ),
-        ("bad-ratio.json", r#"[{"workload":"zipf","policy":"tpp","ratio":"1:16"}]"#, "ratio"),
+        (
+            "bad-ratio.json",
+            r#"[{"workload":"zipf","policy":"tpp","ratio":"1/16"}]"#,
+            "ratio \"1/16\": expected FAST:SLOW",
+        ),
     ];
     for (name, text, why) in cases {
         let path = dir.join(name);

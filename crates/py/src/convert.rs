@@ -1,5 +1,6 @@
-//! Results as Python values: a row as a dict with the keys of `tierkit compare --json`
-//! (the ratio as `"1:16"`), a timeline as a dict of columns named as in the CLI's
+//! Results as Python values: a row as a dict with the keys and values of a row of
+//! `tierkit compare --json` (serialised by the same serde derive, through `pythonize`:
+//! the ratio as `"1:16"`), a timeline as a dict of columns named as in the CLI's
 //! `--timeline` CSV files.
 
 use pyo3::prelude::*;
@@ -7,41 +8,18 @@ use pyo3::types::PyDict;
 use tierkit_sim::compare::Row;
 use tierkit_sim::result::IntervalRecord;
 
-/// The summary of `row` (everything but the timeline).
+/// The summary of `row` (everything but the timeline, which its serde form leaves out).
 pub fn summary<'py>(py: Python<'py>, row: &Row) -> PyResult<Bound<'py, PyDict>> {
-    let r = &row.result;
-    let d = PyDict::new(py);
-    d.set_item("workload", &r.workload)?;
-    d.set_item("policy", &r.policy)?;
-    d.set_item("machine", &r.machine)?;
-    d.set_item("ratio", format!("{}:{}", r.ratio.0, r.ratio.1))?;
-    d.set_item("pages", r.pages)?;
-    d.set_item("workload_pages", r.workload_pages)?;
-    d.set_item("fast_pages", r.fast_pages)?;
-    d.set_item("accesses", r.accesses)?;
-    d.set_item("scale", r.scale)?;
-    d.set_item("time_base", &r.time_base)?;
-    d.set_item("horizon_ns", r.horizon_ns)?;
-    d.set_item("seed", r.seed)?;
-    d.set_item("options", &r.options)?;
-    d.set_item("wall_ns", r.wall_ns)?;
-    d.set_item("throughput", r.throughput)?;
-    d.set_item("fast_hit_ratio", r.fast_hit_ratio)?;
-    d.set_item("miss_ratio", r.miss_ratio)?;
-    d.set_item("promotions", r.promotions)?;
-    d.set_item("demotions", r.demotions)?;
-    d.set_item("migrated_bytes", r.migrated_bytes)?;
-    d.set_item("access_count_ratio", r.access_count_ratio)?;
-    d.set_item("tracking_bytes", r.tracking_bytes)?;
-    d.set_item("mechanism_cpu_ns", r.mechanism_cpu_ns)?;
-    d.set_item("mechanism_cpu_pct", r.mechanism_cpu_pct)?;
-    d.set_item("pct_of_all_local", row.pct_of_all_local)?;
-    d.set_item("pct_of_oracle", row.pct_of_oracle)?;
-    Ok(d)
+    Ok(pythonize::pythonize(py, row)?.cast_into::<PyDict>()?)
 }
 
 /// The timeline as columns, in the CLI's CSV order: `end_ns, accesses, throughput,
-/// fast_hit_ratio, latency_ns_tier0.., promotions, demotions, migrated_bytes`.
+/// fast_hit_ratio, latency_ns_tier0.., promotions, demotions, migrated_bytes,
+/// access_count_ratio`.
+///
+/// Built by hand: serde sees a timeline as a sequence of records (rows), and these are
+/// its transposition, one list per column with `latency_ns` spread over a column per
+/// tier; no serde attribute expresses that. The names are the CSV header's.
 pub fn timeline<'py>(py: Python<'py>, points: &[IntervalRecord]) -> PyResult<Bound<'py, PyDict>> {
     let col = |f: fn(&IntervalRecord) -> f64| points.iter().map(f).collect::<Vec<f64>>();
     let count = |f: fn(&IntervalRecord) -> u64| points.iter().map(f).collect::<Vec<u64>>();
@@ -58,5 +36,6 @@ pub fn timeline<'py>(py: Python<'py>, points: &[IntervalRecord]) -> PyResult<Bou
     d.set_item("promotions", count(|t| t.promotions))?;
     d.set_item("demotions", count(|t| t.demotions))?;
     d.set_item("migrated_bytes", count(|t| t.migrated_bytes))?;
+    d.set_item("access_count_ratio", points.iter().map(|t| t.access_count_ratio).collect::<Vec<_>>())?;
     Ok(d)
 }

@@ -72,18 +72,10 @@ impl SizeOptions {
     }
 }
 
-/// A fast:slow capacity ratio such as `1:16`, as `(fast, slow)`; both parts at least 1.
+/// A fast:slow capacity ratio such as `1:16`, as `(fast, slow)`; both parts at least 1
+/// (the form rows hold it in too: [`tierkit_sim::result::ratio`]).
 pub fn parse_ratio(text: &str) -> Result<(u64, u64), String> {
-    let (f, s) = text.split_once(':').ok_or_else(|| format!("ratio {text:?}: expected FAST:SLOW, like 1:16"))?;
-    let part = |p: &str, which: &str| -> Result<u64, String> {
-        let v: u64 =
-            p.trim().parse().map_err(|_| format!("ratio {text:?}: {which} part {p:?} is not a whole number"))?;
-        if v == 0 {
-            return Err(format!("ratio {text:?}: the {which} part must be at least 1"));
-        }
-        Ok(v)
-    };
-    Ok((part(f, "fast")?, part(s, "slow")?))
+    tierkit_sim::result::ratio::parse(text)
 }
 
 /// [`parse_ratio`] raising [`BadOptionError`].

@@ -95,7 +95,7 @@ pub fn advise(trace: &str, target_pct: f64, rows: Vec<Row>) -> Result<Advice, Si
         let best = runs[0];
         let none = runs.iter().find(|r| r.result.policy == "none").map(|r| r.pct_of_all_local);
         sizes.push(Size {
-            ratio: format!("{}:{}", ratio.0, ratio.1),
+            ratio: crate::result::ratio::text(ratio),
             dram_share: ratio.0 as f64 / (ratio.0 + ratio.1) as f64,
             dram_bytes: best.result.fast_pages * tierkit_core::PAGE_SIZE,
             best: best.result.policy.clone(),

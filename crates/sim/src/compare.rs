@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tierkit_core::policies::PolicySetup;
 
 use crate::catalog;
@@ -43,8 +43,9 @@ pub struct Grid {
     pub measure_acr: bool,
 }
 
-/// One row: a run and how it compares.
-#[derive(Clone, Debug, Serialize)]
+/// One row: a run and how it compares. Its JSON is [`RunResult`]'s fields and these
+/// two, side by side (Python's row dicts are the same).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     /// The run.
     #[serde(flatten)]
@@ -53,6 +54,31 @@ pub struct Row {
     pub pct_of_all_local: f64,
     /// Throughput as a percentage of the oracle at the same workload and ratio.
     pub pct_of_oracle: f64,
+}
+
+/// The version of [`Results`]' schema that this tierkit writes. Version 1 was the bare
+/// JSON array of rows with the ratio as `[1, 16]`, before the document said its version.
+/// Bump it when a field of [`Row`] or [`RunResult`] is renamed, removed, changes
+/// representation or is added without `#[serde(default)]`, and have `tierkit report`
+/// (`crates/cli/src/report_cmd/input.rs`) read the version it replaces.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// The document `tierkit compare --json` and `tierkit sim --json` write:
+/// `{"schema_version": 2, "rows": [...]}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Results {
+    /// [`SCHEMA_VERSION`] when written by this tierkit.
+    pub schema_version: u32,
+    /// The rows, in grid order (without their timelines, which are the `--timeline`
+    /// CSVs).
+    pub rows: Vec<Row>,
+}
+
+impl Results {
+    /// The document of `rows`, at this tierkit's [`SCHEMA_VERSION`].
+    pub fn new(rows: Vec<Row>) -> Results {
+        Results { schema_version: SCHEMA_VERSION, rows }
+    }
 }
 
 struct Job {

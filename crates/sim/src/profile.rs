@@ -141,7 +141,8 @@ impl Profiler {
 /// How two workloads rank the same policies at one ratio.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Ranking {
-    /// Fast:slow ratio.
+    /// Fast:slow ratio, written `"1:16"` as in result rows.
+    #[serde(serialize_with = "crate::result::ratio::serialize")]
     pub ratio: (u64, u64),
     /// The policies, in the order of the two series.
     pub policies: Vec<String>,

@@ -1,11 +1,16 @@
-//! What a run reports.
+//! What a run reports, and its one representation everywhere it is written: the
+//! `--json` document (see [`crate::compare::Results`]), the `--csv` and `--timeline`
+//! CSVs, and Python's dicts all use these field names, with the ratio as `"1:16"`
+//! ([`ratio`]).
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-/// One point of a run's timeline (a fixed fraction of the run's accesses).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+/// One point of a run's timeline (a fixed fraction of the run's accesses). In CSV (the
+/// `--timeline` files) a record is one line, `latency_ns` spread over the columns
+/// `latency_ns_tier0`, `latency_ns_tier1`, ...
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct IntervalRecord {
     /// Simulated time at the end of the interval, ns.
     pub end_ns: f64,
@@ -27,8 +32,8 @@ pub struct IntervalRecord {
     pub access_count_ratio: Option<f64>,
 }
 
-/// The outcome of one simulation.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+/// The outcome of one simulation: the fields of a row of `tierkit compare --json`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
     /// Workload name.
     pub workload: String,
@@ -36,7 +41,8 @@ pub struct RunResult {
     pub policy: String,
     /// Machine preset / config name.
     pub machine: String,
-    /// Fast:slow ratio.
+    /// Fast:slow ratio; written `"1:16"` (see [`ratio`]).
+    #[serde(with = "ratio")]
     pub ratio: (u64, u64),
     /// Pages of the footprint.
     pub pages: u64,
@@ -85,6 +91,100 @@ pub struct RunResult {
     pub mechanism_cpu_ns: f64,
     /// Tiering CPU as a percentage of the application's CPU time (threads × wall).
     pub mechanism_cpu_pct: f64,
-    /// Per-interval timeline.
+    /// Per-interval timeline. Not part of a row's JSON (nor of Python's summary dict):
+    /// it is written apart, as the run's `--timeline` CSV.
+    #[serde(skip)]
     pub timeline: Vec<IntervalRecord>,
+}
+
+/// A fast:slow ratio's one representation: the text users type for `--ratios`,
+/// `"1:16"`. Reading also takes the `[1, 16]` of rows written before the schema was
+/// versioned.
+pub mod ratio {
+    use std::fmt;
+
+    use serde::de::{self, SeqAccess, Visitor};
+    use serde::{Deserializer, Serializer};
+
+    /// `(fast, slow)` as `"fast:slow"`.
+    pub fn text(ratio: (u64, u64)) -> String {
+        format!("{}:{}", ratio.0, ratio.1)
+    }
+
+    /// A fast:slow ratio such as `1:16`, as `(fast, slow)`; both parts at least 1. The
+    /// error names the text and what was expected.
+    pub fn parse(text: &str) -> Result<(u64, u64), String> {
+        let (f, s) = text.split_once(':').ok_or_else(|| format!("ratio {text:?}: expected FAST:SLOW, like 1:16"))?;
+        let part = |p: &str, which: &str| -> Result<u64, String> {
+            let v: u64 =
+                p.trim().parse().map_err(|_| format!("ratio {text:?}: {which} part {p:?} is not a whole number"))?;
+            if v == 0 {
+                return Err(format!("ratio {text:?}: the {which} part must be at least 1"));
+            }
+            Ok(v)
+        };
+        Ok((part(f, "fast")?, part(s, "slow")?))
+    }
+
+    /// Writes `"fast:slow"`.
+    pub fn serialize<S: Serializer>(ratio: &(u64, u64), s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&format_args!("{}:{}", ratio.0, ratio.1))
+    }
+
+    /// Reads `"fast:slow"`, or the older `[fast, slow]`.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<(u64, u64), D::Error> {
+        d.deserialize_any(RatioVisitor)
+    }
+
+    struct RatioVisitor;
+
+    impl<'de> Visitor<'de> for RatioVisitor {
+        type Value = (u64, u64);
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a fast:slow ratio such as \"1:16\" (or the older [1, 16])")
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            parse(v).map_err(E::custom)
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let bad =
+                || de::Error::custom("ratio [fast, slow] must hold two whole numbers of at least 1, like [1, 16]");
+            let fast: u64 = seq.next_element().map_err(|_| bad())?.ok_or_else(bad)?;
+            let slow: u64 = seq.next_element().map_err(|_| bad())?.ok_or_else(bad)?;
+            if fast == 0 || slow == 0 || seq.next_element::<de::IgnoredAny>()?.is_some() {
+                return Err(bad());
+            }
+            Ok((fast, slow))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct R(#[serde(with = "ratio")] (u64, u64));
+
+    #[test]
+    fn a_ratio_is_written_as_typed_and_read_in_both_forms() {
+        assert_eq!(serde_json::to_string(&R((1, 16))).unwrap(), r#""1:16""#);
+        assert_eq!(serde_json::from_str::<R>(r#""1:16""#).unwrap(), R((1, 16)));
+        assert_eq!(serde_json::from_str::<R>("[1, 16]").unwrap(), R((1, 16)), "rows before the schema version");
+        for (bad, why) in [
+            (r#""1:0""#, "the slow part must be at least 1"),
+            (r#""16""#, "expected FAST:SLOW"),
+            ("[1]", "two whole numbers"),
+            ("[1, 2, 3]", "two whole numbers"),
+            ("[0, 4]", "two whole numbers"),
+            ("[1.5, 4]", "two whole numbers"),
+            ("16", "a fast:slow ratio such as \"1:16\""),
+        ] {
+            let e = serde_json::from_str::<R>(bad).unwrap_err().to_string();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+    }
 }
