@@ -40,7 +40,7 @@ def tierkit_cache(binary: str, trace: Path, policy: str, ratio: str) -> tuple[in
          "--ratio", ratio, "--cache-mode", "--json"],
         check=True, capture_output=True, text=True,
     ).stdout
-    row = json.loads(out)[0]
+    row = json.loads(out)["rows"][0]
     return round(row["miss_ratio"] * row["accesses"]), row["accesses"], row["fast_pages"]
 
 
