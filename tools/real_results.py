@@ -21,6 +21,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from results import load_rows  # noqa: E402  (tools/results.py, beside this file)
+
 REFERENCES = {"all-local", "oracle", "static-oracle", "none"}
 
 
@@ -69,20 +71,6 @@ def write_csv(rows, path):
         w.writeheader()
         for r in sorted(rows, key=lambda r: (trace_name(r), r["ratio"][1] / r["ratio"][0], r["policy"])):
             w.writerow({**{k: r.get(k) for k in fields}, "trace": trace_name(r), "ratio": ratio_text(r["ratio"])})
-
-
-def load_rows(path):
-    """The rows of `tierkit compare --json`, each ratio as a (fast, slow) tuple: schema
-    version 2 is {"schema_version": 2, "rows": [...]} with the ratio as "1:16"; older
-    files are the bare array with the ratio as [1, 16]."""
-    doc = json.load(open(path))
-    if isinstance(doc, dict) and doc.get("schema_version") != 2:
-        raise SystemExit(f"{path}: schema_version {doc.get('schema_version')!r}, expected 2")
-    rows = doc["rows"] if isinstance(doc, dict) else doc
-    for r in rows:
-        ratio = r["ratio"]
-        r["ratio"] = tuple(int(x) for x in ratio.split(":")) if isinstance(ratio, str) else tuple(ratio)
-    return rows
 
 
 def main() -> int:
