@@ -109,24 +109,13 @@ pub fn write_timeline(out: impl Write, points: &[IntervalRecord]) -> Result<()> 
 mod tests {
     use super::*;
     use tierkit_sim::compare::{compare, Grid};
-    use tierkit_sim::model::MachineConfig;
     use tierkit_sim::workload::WorkloadSpec;
 
     /// Two real rows (with timelines); the first given an access-count ratio (as a run
     /// with promotions to measure would have), the second none.
     fn rows() -> Vec<Row> {
-        let grid = Grid {
-            machine: MachineConfig::preset("cxl").unwrap(),
-            workloads: vec![WorkloadSpec::new("zipf", 2000, 40_000, 4)],
-            ratios: vec![(1, 8)],
-            policies: vec!["lru".into(), "tpp".into()],
-            seed: 1,
-            scale: 1000,
-            follow_clock: true,
-            prefault: true,
-            cache_mode: false,
-            measure_acr: false,
-        };
+        let grid =
+            Grid::new(vec![WorkloadSpec::new("zipf", 2000, 40_000, 4)], vec![(1, 8)], vec!["lru".into(), "tpp".into()]);
         let mut rows = compare(&grid, 1, &|_, _, _| {}).unwrap();
         rows[0].result.access_count_ratio = Some(0.8125);
         rows[0].result.timeline[3].access_count_ratio = Some(1.0 / 3.0);

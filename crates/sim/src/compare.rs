@@ -43,6 +43,27 @@ pub struct Grid {
     pub measure_acr: bool,
 }
 
+impl Grid {
+    /// `workloads` × `ratios` × `policies` on the `cxl` preset with [`RunSpec::new`]'s
+    /// defaults: seed 1, scale 1000 (a trace's own clock where it has one), prefault on,
+    /// no cache mode, no access-count ratio.
+    pub fn new(workloads: Vec<WorkloadSpec>, ratios: Vec<(u64, u64)>, policies: Vec<String>) -> Self {
+        let spec = RunSpec::new(WorkloadSpec::new("zipf", 1, 1, 1), (1, 16));
+        Self {
+            machine: spec.machine,
+            workloads,
+            ratios,
+            policies,
+            seed: spec.seed,
+            scale: spec.scale,
+            follow_clock: spec.follow_clock,
+            prefault: spec.prefault,
+            cache_mode: spec.cache_mode,
+            measure_acr: spec.measure_acr,
+        }
+    }
+}
+
 /// One row: a run and how it compares. Its JSON is [`RunResult`]'s fields and these
 /// two, side by side (Python's row dicts are the same).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -283,18 +304,11 @@ mod tests {
     #[test]
     fn rows_say_how_to_rebuild_their_workload_stream() {
         let spec = WorkloadSpec::new("gap-pr", 3000, 20_000, 5).with("degree", 8);
-        let grid = Grid {
-            machine: MachineConfig::preset("cxl").unwrap(),
-            workloads: vec![WorkloadSpec::new("zipf", 2000, 20_000, 4).with("alpha", 0.7), spec.clone()],
-            ratios: vec![(1, 8)],
-            policies: vec!["all-local".into(), "lru".into()],
-            seed: 1,
-            scale: 1000,
-            follow_clock: true,
-            prefault: true,
-            cache_mode: false,
-            measure_acr: false,
-        };
+        let grid = Grid::new(
+            vec![WorkloadSpec::new("zipf", 2000, 20_000, 4).with("alpha", 0.7), spec.clone()],
+            vec![(1, 8)],
+            vec!["all-local".into(), "lru".into()],
+        );
         let rows = compare(&grid, 2, &|_, _, _| {}).unwrap();
         assert_eq!(rows.len(), 4);
         for (row, w) in rows.iter().zip([&grid.workloads[0], &grid.workloads[0], &spec, &spec]) {

@@ -78,20 +78,9 @@ fn runs_are_deterministic() {
 #[test]
 fn beats_none_and_keeps_up_with_every_policy_in_every_default_cell() {
     use tierkit_sim::compare::{compare, default_suite, Grid, DEFAULT_POLICIES, DEFAULT_RATIOS};
-    use tierkit_sim::model::MachineConfig;
     let references = ["all-local", "oracle", "static-oracle", "none"];
-    let grid = Grid {
-        machine: MachineConfig::preset("cxl").unwrap(),
-        workloads: default_suite(1),
-        ratios: DEFAULT_RATIOS.to_vec(),
-        policies: DEFAULT_POLICIES.iter().map(|p| p.to_string()).collect(),
-        seed: 1,
-        scale: RunSpec::new(WorkloadSpec::new("zipf", 1, 1, 1), (1, 16)).scale,
-        follow_clock: true,
-        prefault: true,
-        cache_mode: false,
-        measure_acr: false,
-    };
+    let grid =
+        Grid::new(default_suite(1), DEFAULT_RATIOS.to_vec(), DEFAULT_POLICIES.iter().map(|p| p.to_string()).collect());
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let rows = compare(&grid, threads, &|_, _, _| {}).unwrap();
     let mut losses = Vec::new();

@@ -5,7 +5,6 @@ use std::time::{Duration, Instant};
 
 use tierkit_sim::compare::{compare, compare_until, Grid};
 use tierkit_sim::engine::{run, run_until, RunSpec, Subject};
-use tierkit_sim::model::MachineConfig;
 use tierkit_sim::workload::WorkloadSpec;
 
 fn long_run() -> RunSpec {
@@ -58,18 +57,7 @@ fn an_unstopped_run_is_the_plain_run() {
 
 #[test]
 fn a_stopped_grid_returns_none_and_starts_nothing() {
-    let grid = Grid {
-        machine: MachineConfig::preset("cxl").unwrap(),
-        workloads: vec![WorkloadSpec::new("zipf", 2000, 50_000, 1)],
-        ratios: vec![(1, 8), (1, 16)],
-        policies: vec!["lru".into()],
-        seed: 1,
-        scale: 1000,
-        follow_clock: true,
-        prefault: true,
-        cache_mode: false,
-        measure_acr: false,
-    };
+    let grid = Grid::new(vec![WorkloadSpec::new("zipf", 2000, 50_000, 1)], vec![(1, 8), (1, 16)], vec!["lru".into()]);
     let ran = std::sync::atomic::AtomicUsize::new(0);
     let stopped = AtomicBool::new(true);
     let out = compare_until(&grid, 2, &|_, _, _| _ = ran.fetch_add(1, Ordering::Relaxed), &stopped).unwrap();

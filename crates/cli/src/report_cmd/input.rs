@@ -285,7 +285,6 @@ fn csv_reason(e: &csv::Error) -> String {
 mod tests {
     use super::*;
     use tierkit_sim::compare::{compare, Grid};
-    use tierkit_sim::model::MachineConfig;
 
     const ROW: &str = r#"{"workload":"zipf","policy":"tpp","ratio":[1,16],"throughput":2.5e8,
         "pct_of_all_local":71.5,"fast_hit_ratio":0.5,"promotions":3,"demotions":2,"migrated_bytes":20480}"#;
@@ -293,16 +292,12 @@ mod tests {
     /// Real rows of a small grid, with their timelines.
     fn real_rows() -> Vec<Row> {
         let grid = Grid {
-            machine: MachineConfig::preset("cxl").unwrap(),
-            workloads: vec![WorkloadSpec::new("zipf", 2000, 30_000, 4).with("alpha", 0.8)],
-            ratios: vec![(1, 16), (1, 4)],
-            policies: vec!["all-local".into(), "tpp".into()],
             seed: 3,
-            scale: 1000,
-            follow_clock: true,
-            prefault: true,
-            cache_mode: false,
-            measure_acr: false,
+            ..Grid::new(
+                vec![WorkloadSpec::new("zipf", 2000, 30_000, 4).with("alpha", 0.8)],
+                vec![(1, 16), (1, 4)],
+                vec!["all-local".into(), "tpp".into()],
+            )
         };
         let mut rows = compare(&grid, 1, &|_, _, _| {}).unwrap();
         rows[2].result.access_count_ratio = Some(0.8125);
