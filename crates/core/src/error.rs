@@ -30,6 +30,12 @@ impl ParamError {
     pub(crate) fn named(param: String, value: impl Display, expected: String) -> Self {
         Self { param: param.into(), value: value.to_string(), expected: expected.into() }
     }
+
+    /// The same error about a parameter nested under `parent` (`parent.param`), as a
+    /// setting by name spells it.
+    pub(crate) fn within(self, parent: &str) -> Self {
+        Self { param: format!("{parent}.{}", self.param).into(), ..self }
+    }
 }
 
 /// Returns `Err` naming `param` unless `value` is non-zero.

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use tierkit_core::policies::{NomadParams, NomadPolicy, NomadStats, TppParams, TppPolicy, TppStats};
+use tierkit_core::policies::{NomadParams, TppParams, TppPolicy, TppStats};
 use tierkit_core::{Ctx, Event, Memory, Migration, MoveStatus, Nanos, Policy, SourceRequest, Telemetry, TierId};
 use tierkit_sim::engine::{run, RunSpec, Subject};
 use tierkit_sim::machine::Machine;
@@ -49,8 +49,8 @@ impl<P: Policy> Policy for Shared<P> {
     }
 }
 
-fn nomad(s: &RunSpec, shadows: bool) -> (RunResult, NomadStats) {
-    let policy = Arc::new(Mutex::new(NomadPolicy::new(NomadParams::default()).unwrap()));
+fn nomad(s: &RunSpec, shadows: bool) -> (RunResult, TppStats) {
+    let policy = Arc::new(Mutex::new(TppPolicy::nomad(NomadParams::default()).unwrap()));
     let r = run(s, Subject::Policy(Box::new(Shared(policy.clone(), "nomad", shadows))), &mut |_| {}).unwrap();
     let stats = policy.lock().unwrap().stats();
     (r, stats)

@@ -40,7 +40,7 @@ pub use lfu::{LfuParams, LfuPolicy};
 pub use lru::{LruParams, LruPolicy};
 pub use m5::{M5Mode, M5Params, M5Policy};
 pub use memtis::{MemtisParams, MemtisPolicy};
-pub use nomad::{NomadParams, NomadPolicy, NomadStats};
+pub use nomad::NomadParams;
 pub use streams::{Observation, StreamDetector, StreamParams};
 pub use threshold::{ThresholdParams, ThresholdPolicy};
 pub use tierkit::{TierkitParams, TierkitPolicy};
@@ -242,7 +242,7 @@ pub const REGISTRY: &[Registered] = &[
     Registered {
         name: "nomad",
         about: "NOMAD: TPP's hint-fault promotion and LRU demotion with shadow copies (clean demotions remap, no copy) and transactional promotion",
-        build: |_, o| Ok(Box::new(NomadPolicy::new(tuned::<NomadParams>(o)?)?)),
+        build: |_, o| Ok(Box::new(TppPolicy::nomad(tuned::<NomadParams>(o)?)?)),
         params: describe_default::<NomadParams>,
     },
     Registered {
@@ -316,11 +316,6 @@ pub fn param_docs(name: &str) -> Option<Vec<ParamDoc>> {
     }
 }
 
-/// An error about one of Colloid's parameters, named as it is set (`colloid.KEY`).
-fn under_colloid(e: ParamError) -> ParamError {
-    ParamError { param: format!("colloid.{}", e.param).into(), ..e }
-}
-
 /// Suffix that wraps any registered policy in [`ColloidPolicy`] (`hemem+colloid`).
 pub const COLLOID_SUFFIX: &str = "+colloid";
 
@@ -339,7 +334,7 @@ pub fn build(spec: &str, setup: &PolicySetup) -> Option<Result<Box<dyn Policy>, 
                 spec.settings.iter().partition(|s| !s.key.starts_with("colloid."));
             let colloid = |base| {
                 let params = tuned::<Colloid>(&wrapper)?.colloid;
-                Ok(Box::new(ColloidPolicy::new(params, base).map_err(under_colloid)?) as Box<dyn Policy>)
+                Ok(Box::new(ColloidPolicy::new(params, base).map_err(|e| e.within("colloid"))?) as Box<dyn Policy>)
             };
             find(base).map(|r| (r.build)(setup, &own).and_then(colloid))
         }

@@ -29,6 +29,9 @@
 //! - **Observability (§5.5).** [`TppStats`]: hint faults, promotion candidates,
 //!   promotions, promotion failures, demotions and ping-pong (pages demoted and later
 //!   promoted again, tracked with a `PG_demoted`-style flag).
+//!
+//! The same policy runs NOMAD ([`TppPolicy::nomad`], `super::nomad`): TPP's decisions
+//! with shadow-aware demotion and a bounded promotion queue, on a non-exclusive platform.
 
 use super::lru::LruList;
 use crate::memory::MoveStatus;
@@ -97,6 +100,13 @@ pub struct TppStats {
     pub demotions: u64,
     /// Promoted pages that had been demoted before (`PG_demoted` set): thrashing.
     pub ping_pong: u64,
+    /// NOMAD: promotions whose commit aborted because the page was written during its
+    /// copy (the artifact's `transactional_migration_fail`); under TPP such a move is a
+    /// promotion failure.
+    pub aborted: u64,
+    /// NOMAD: demotions of pages that had a valid shadow when queued, remaps without a
+    /// copy (the artifact's `shadow_demote_num`).
+    pub shadow_demotions: u64,
 }
 
 /// Slow-page flag: on the slow node's active LRU.
@@ -104,10 +114,23 @@ const ACTIVE: u32 = 1;
 /// Slow-page flag: arrived by demotion (TPP's `PG_demoted`).
 const DEMOTED: u32 = 2;
 
-/// TPP; see the module documentation.
+/// What NOMAD adds to TPP (see `super::nomad`).
+#[derive(Clone, Debug)]
+pub(super) struct Shadows {
+    /// Promotions queued and not yet executed, at most.
+    pub(super) max_queued: usize,
+    /// Least recently used pages a demotion looks through for one with a valid shadow.
+    pub(super) window: usize,
+    /// Fast pages queued for demotion while they had a valid shadow.
+    pub(super) remaps: PageTable,
+}
+
+/// TPP (or NOMAD, with shadows); see the module documentation.
 #[derive(Clone, Debug)]
 pub struct TppPolicy {
     params: TppParams,
+    /// NOMAD's additions; `None` runs TPP.
+    pub(super) shadows: Option<Shadows>,
     /// Fast-tier LRU lists.
     active: LruList,
     inactive: LruList,
@@ -140,6 +163,7 @@ impl TppPolicy {
         }
         Ok(Self {
             params,
+            shadows: None,
             active: LruList::new(),
             inactive: LruList::new(),
             slow: PageTable::new(),
@@ -161,6 +185,9 @@ impl TppPolicy {
 
     fn queue_demotion(&mut self, page: Page, ctx: &mut Ctx<'_>) {
         if let Some(to) = ctx.mem.slower_than(TierId::FAST) {
+            if let Some(s) = self.shadows.as_mut().filter(|_| ctx.mem.shadowed(page)) {
+                *s.remaps.entry(page, 1) = 1;
+            }
             ctx.plan.push(page, to);
             self.queued_demotions += 1;
         }
@@ -176,7 +203,8 @@ impl TppPolicy {
             }
         }
         self.stats.promotion_candidates += 1;
-        if self.room(ctx) > 0 {
+        let queue_full = self.shadows.as_ref().is_some_and(|s| self.queued_promotions as usize >= s.max_queued);
+        if self.room(ctx) > 0 && !queue_full {
             ctx.promote(page);
             self.queued_promotions += 1;
         } else {
@@ -192,6 +220,15 @@ impl TppPolicy {
         }
     }
 
+    /// The next victim of `list`: under NOMAD the first page with a valid shadow among
+    /// its `window` least recent, else (and under TPP) its least recent.
+    fn victim(list: &mut LruList, window: usize, ctx: &Ctx<'_>) -> Option<Page> {
+        let page =
+            list.tail_first().take(window).find(|&p| ctx.mem.shadowed(p)).or_else(|| list.tail_first().next())?;
+        list.remove(page);
+        Some(page)
+    }
+
     /// kswapd (TPP §5.1–5.2): below `demote_scale_factor` free, demote inactive pages
     /// (then active ones, oldest first) until `demotion_watermark` is free.
     fn reclaim(&mut self, ctx: &mut Ctx<'_>) {
@@ -200,8 +237,10 @@ impl TppPolicy {
             return;
         }
         let target = (self.params.demotion_watermark * capacity).ceil() as i64;
+        let window = self.shadows.as_ref().map_or(0, |s| s.window);
         while self.room(ctx) < target {
-            match self.inactive.pop_tail().or_else(|| self.active.pop_tail()) {
+            let list = if self.inactive.len() > 0 { &mut self.inactive } else { &mut self.active };
+            match Self::victim(list, window, ctx) {
                 Some(victim) => self.queue_demotion(victim, ctx),
                 None => return,
             }
@@ -211,10 +250,10 @@ impl TppPolicy {
 
 impl Policy for TppPolicy {
     fn name(&self) -> &str {
-        if self.params.active_lru_filter {
-            "tpp"
-        } else {
-            "tpp-instant"
+        match (self.shadows.is_some(), self.params.active_lru_filter) {
+            (true, _) => "nomad",
+            (false, true) => "tpp",
+            (false, false) => "tpp-instant",
         }
     }
 
@@ -239,6 +278,10 @@ impl Policy for TppPolicy {
             allocations: true,
             ..Default::default()
         }
+    }
+
+    fn non_exclusive(&self) -> bool {
+        self.shadows.is_some()
     }
 
     fn on_events(&mut self, events: &[Event], ctx: &mut Ctx<'_>) {
@@ -271,23 +314,28 @@ impl Policy for TppPolicy {
 
     fn on_moved(&mut self, results: &[(Migration, MoveStatus)]) {
         for &(m, status) in results {
-            let moved = status == MoveStatus::Moved;
             if m.to == TierId::FAST {
                 self.queued_promotions = self.queued_promotions.saturating_sub(1);
-                if moved {
-                    self.stats.promotions += 1;
-                    if self.slow.remove(m.page).is_some_and(|f| f & DEMOTED != 0) {
-                        self.stats.ping_pong += 1;
+                match status {
+                    MoveStatus::Moved => {
+                        self.stats.promotions += 1;
+                        if self.slow.remove(m.page).is_some_and(|f| f & DEMOTED != 0) {
+                            self.stats.ping_pong += 1;
+                        }
+                        self.active.touch(m.page);
                     }
-                    self.active.touch(m.page);
-                } else if status != MoveStatus::AlreadyThere {
-                    self.stats.promotion_failures += 1;
+                    MoveStatus::AlreadyThere => {}
+                    // NOMAD: written during the copy; still active, promoted at a later fault.
+                    MoveStatus::Busy if self.shadows.is_some() => self.stats.aborted += 1,
+                    _ => self.stats.promotion_failures += 1,
                 }
             } else {
                 self.queued_demotions = self.queued_demotions.saturating_sub(1);
+                let remap = self.shadows.as_mut().is_some_and(|s| s.remaps.remove(m.page).is_some());
                 match status {
                     MoveStatus::Moved => {
                         self.stats.demotions += 1;
+                        self.stats.shadow_demotions += remap as u64;
                         *self.slow.entry(m.page, 0) = DEMOTED; // lands inactive, flagged
                     }
                     // Still on the fast tier: back on the inactive list for a later pass.
@@ -299,7 +347,8 @@ impl Policy for TppPolicy {
     }
 
     fn metadata_bytes(&self) -> usize {
-        self.active.heap_bytes() + self.inactive.heap_bytes() + self.slow.heap_bytes()
+        let remaps = self.shadows.as_ref().map_or(0, |s| s.remaps.heap_bytes());
+        self.active.heap_bytes() + self.inactive.heap_bytes() + self.slow.heap_bytes() + remaps
     }
 }
 
