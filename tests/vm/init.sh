@@ -8,6 +8,8 @@
 #   vmtest_only=a,b     run only the scenarios named a and b ("workload" or "10-workload")
 #   vmtest_timeout=S    default per-scenario limit in seconds (a script can set its own with a
 #                       "# vmtest-timeout: S" line)
+#   vmtest_min_limit=S  raise every scenario's limit to at least S seconds (a long run by hand,
+#                       such as the 10-minute soak: vmtest_soak_seconds=600)
 # Markers for run.sh: VMTEST_BEGIN, VMTEST/VMBENCH/VMNOTE lines, VMTEST_END.
 /bin/busybox --install -s
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
@@ -21,12 +23,14 @@ echo "VMTEST_BEGIN kernel=$(uname -r) uptime=$(cut -d' ' -f1 /proc/uptime)"
 
 ONLY=""
 DEFAULT_TIMEOUT=60
+MIN_LIMIT=0
 SUITE=guest
 for arg in $(cat /proc/cmdline); do
     case "$arg" in
         vmtest_suite=*) SUITE=${arg#*=} ;;
         vmtest_only=*) ONLY=$(echo "${arg#*=}" | tr ',' ' ') ;;
         vmtest_timeout=*) DEFAULT_TIMEOUT=${arg#*=} ;;
+        vmtest_min_limit=*) MIN_LIMIT=${arg#*=} ;;
     esac
 done
 
@@ -123,6 +127,7 @@ for s in /vmtest/$SUITE/[0-9][0-9]-*.sh; do
     selected "$name" "$base" || continue
     limit=$(sed -n 's/^# vmtest-timeout: *\([0-9][0-9]*\).*/\1/p' "$s" | head -1)
     limit=${limit:-$DEFAULT_TIMEOUT}
+    [ "$limit" -ge "$MIN_LIMIT" ] || limit=$MIN_LIMIT
     fresh_tmp
     out=/tmp/vmtest/$base.out
     snapshot_knobs

@@ -5,7 +5,7 @@
 # Usage: tests/vm/run.sh [--bench] [SCENARIO...]
 #   the tests, tests/vm/guest/NN-NAME.sh (VMTEST lines), or with --bench the benchmarks,
 #   tests/vm/bench/NN-NAME.sh (VMBENCH lines); SCENARIO names one as NAME or NN-NAME.
-# Env: TIMEOUT (whole run, s, default 1400; 1800 with --bench), SCENARIO_TIMEOUT (default
+# Env: TIMEOUT (whole run, s, default 1800, also with --bench), SCENARIO_TIMEOUT (default
 #      per-scenario limit, s, 60), NODE0_MB (default 1024), QEMU_EXTRA, KAPPEND (kernel arguments).
 # Writes target/vm/guest.log (target/vm/bench.log with --bench). Exit 0 only if the guest reached
 # its end marker, printed at least one VMTEST line (with --bench: VMBENCH line), and no VMTEST
@@ -27,7 +27,7 @@ command -v qemu-system-x86_64 >/dev/null || { echo "$P: qemu-system-x86_64 missi
 
 # The whole run's limit: at least 3.5x the longest whole run measured on this 2-core machine
 # while other builds ran beside it (tests/vm/README.md, time limits).
-if [ $SUITE = bench ]; then TIMEOUT=${TIMEOUT:-1800}; else TIMEOUT=${TIMEOUT:-1400}; fi
+TIMEOUT=${TIMEOUT:-1800}
 N0=${NODE0_MB:-1024}
 ONLY=$(IFS=,; echo "$*")
 # node1 starts right after node0. Its first 1022 MiB are marked soft-reserved (E820 type

@@ -39,18 +39,24 @@ static const char usage[] =
     "usage: zipf_reader [--mib M] [--alpha A] [--seconds S] [--threads T] [--seed N]\n"
     "         [--hot-out PATH] [--cold-out PATH] [--hot-pages N] [--fork] [--mlock FRACTION]\n"
     "         [--munmap-churn] [--first-touch-node N|interleave] [--thp] [--cluster-pages N]\n"
+    "         [--shift-every S] [--fork-private]\n"
     "  --seconds 0 reads until SIGINT/SIGTERM; --hot-pages defaults to 1/64 of the pages;\n"
     "  --cluster-pages N shuffles popularity in blocks of N consecutive pages (default 1: every\n"
     "  page on its own), so the hottest pages lie together in N-page clusters;\n"
-    "  --thp leaves transparent huge pages on (default: MADV_NOHUGEPAGE, 4 KiB pages).\n";
+    "  --thp leaves transparent huge pages on (default: MADV_NOHUGEPAGE, 4 KiB pages);\n"
+    "  --shift-every S moves the hot set every S seconds: popularity ranks rotate by a quarter\n"
+    "  of the pages, so the new hottest pages were lukewarm before (--hot-out lists the first);\n"
+    "  --fork-private: the forked child rewrites its copy of the buffer at once (the same data),\n"
+    "  so no page stays shared copy-on-write and both processes' pages are their own (placed by\n"
+    "  --first-touch-node as the parent's first touches were).\n";
 
 static struct {
   unsigned long mib, hot_pages, cluster;
-  double alpha, seconds, mlock_frac;
-  int threads, fork_child, churn, first_touch, thp;
+  double alpha, seconds, mlock_frac, shift_every;
+  int threads, fork_child, fork_private, churn, first_touch, thp;
   const char *hot_out, *cold_out;
   uint64_t seed;
-} o = {256, 0, 1, 0.99, 3.0, 0.0, 1, 0, 0, FIRST_TOUCH_NONE, 0, NULL, NULL, 1};
+} o = {256, 0, 1, 0.99, 3.0, 0.0, 0.0, 1, 0, 0, 0, FIRST_TOUCH_NONE, 0, NULL, NULL, 1};
 
 static uint64_t *buf;          // the whole buffer
 static unsigned long npages;   // pages in buf
@@ -58,6 +64,7 @@ static unsigned long nread;    // pages the readers use: all but the churned tai
 static unsigned long *perm;    // popularity rank -> page index
 static double *cdf;            // Zipf CDF over ranks 0..nread-1
 static volatile sig_atomic_t stop, signalled;
+static volatile unsigned long shift;  // rank offset: rank r reads page perm[(r + shift) % nread]
 static const char *tag = "";   // "CHILD " in the forked child
 
 static void die(const char *what) {
@@ -122,7 +129,9 @@ static void *reader(void *arg) {
         if (cdf[mid] < u) lo = mid + 1;
         else hi = mid;
       }
-      sink += buf[perm[lo] * WORDS_PER_PAGE + (xorshift(&rng) & (WORDS_PER_PAGE - 1))];
+      unsigned long rank = lo + shift;
+      if (rank >= nread) rank -= nread;
+      sink += buf[perm[rank] * WORDS_PER_PAGE + (xorshift(&rng) & (WORDS_PER_PAGE - 1))];
     }
     n += 1024;
   }
@@ -177,7 +186,16 @@ static void read_phase(void) {
   for (int i = 0; i < o.threads; i++)
     if ((errno = pthread_create(&th[i], NULL, reader, (void *)(uintptr_t)i))) die("pthread_create");
   if (o.churn && (errno = pthread_create(&ch, NULL, churner, NULL))) die("pthread_create");
-  while (!stop && (o.seconds <= 0 || now() - t0 < o.seconds)) usleep(20000);
+  unsigned long shifts = 0;
+  double next_shift = t0 + o.shift_every;
+  while (!stop && (o.seconds <= 0 || now() - t0 < o.seconds)) {
+    usleep(20000);
+    if (o.shift_every > 0 && now() >= next_shift) {
+      shift = (shift + nread / 4) % nread;
+      shifts++;
+      next_shift += o.shift_every;
+    }
+  }
   stop = 1;
   unsigned long reads = 0;
   for (int i = 0; i < o.threads; i++) {
@@ -191,7 +209,7 @@ static void read_phase(void) {
     pthread_join(ch, &r);
     printf("%sCHURN cycles=%lu pages=%lu\n", tag, (unsigned long)(uintptr_t)r, npages - nread);
   }
-  printf("%sREADS n=%lu per_s=%.0f\n", tag, reads, reads / dt);
+  printf("%sREADS n=%lu per_s=%.0f shifts=%lu\n", tag, reads, reads / dt, shifts);
 }
 
 // Re-checks every word and prints the verdict; other_failed makes an intact buffer BAD too.
@@ -215,6 +233,7 @@ static void parse(int argc, char **argv) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     int takes = 1;
     if (!strcmp(a, "--fork")) o.fork_child = 1, takes = 0;
+    else if (!strcmp(a, "--fork-private")) o.fork_child = o.fork_private = 1, takes = 0;
     else if (!strcmp(a, "--munmap-churn")) o.churn = 1, takes = 0;
     else if (!strcmp(a, "--thp")) o.thp = 1, takes = 0;
     else if (!v) goto bad;
@@ -228,6 +247,7 @@ static void parse(int argc, char **argv) {
     else if (!strcmp(a, "--hot-pages")) o.hot_pages = strtoul(v, NULL, 0);
     else if (!strcmp(a, "--cluster-pages")) o.cluster = strtoul(v, NULL, 0);
     else if (!strcmp(a, "--mlock")) o.mlock_frac = atof(v);
+    else if (!strcmp(a, "--shift-every")) o.shift_every = atof(v);
     else if (!strcmp(a, "--first-touch-node"))
       o.first_touch = !strcmp(v, "interleave") ? FIRST_TOUCH_INTERLEAVE : atoi(v);
     else goto bad;
@@ -237,7 +257,7 @@ static void parse(int argc, char **argv) {
     fprintf(stderr, "zipf_reader: bad argument '%s'\n%s", a, usage);
     exit(2);
   }
-  if (o.mib < 1 || o.cluster < 1 || o.threads < 1 || o.threads > 64 || o.alpha <= 0 || o.mlock_frac < 0 || o.mlock_frac > 1 ||
+  if (o.mib < 1 || o.cluster < 1 || o.threads < 1 || o.threads > 64 || o.alpha <= 0 || o.mlock_frac < 0 || o.mlock_frac > 1 || o.shift_every < 0 ||
       o.first_touch < FIRST_TOUCH_INTERLEAVE || o.first_touch > 63) {
     fprintf(stderr, "zipf_reader: value out of range\n%s", usage);
     exit(2);
@@ -308,6 +328,12 @@ int main(int argc, char **argv) {
     if (child == 0) {
       tag = "CHILD ";
       o.churn = 0;  // the child reads its copy-on-write view; the parent alone churns
+      if (o.fork_private) {  // first touches of the copy, placed as the parent's were
+        if (o.first_touch == FIRST_TOUCH_INTERLEAVE) set_policy(MPOL_INTERLEAVE, 3);
+        else if (o.first_touch >= 0) set_policy(MPOL_PREFERRED, 1UL << o.first_touch);
+        fill(0, npages);
+        if (o.first_touch != FIRST_TOUCH_NONE) set_policy(MPOL_DEFAULT, 0);
+      }
       printf("CHILD READY pid=%d\n", getpid());
       fflush(stdout);
       read_phase();
