@@ -97,4 +97,19 @@ size=$(stat -c %s "$work/default.html")
 [ "$size" -lt 1000000 ] || { echo "the default compare's report is $size bytes, over 1 MB" >&2; exit 1; }
 timeout 120 "$browser" --headless=new --no-sandbox --disable-gpu --hide-scrollbars --window-size=1100,1600 \
 	--screenshot="$work/report.png" "file://$work/report.html" 2>/dev/null
-echo "report-check: ok ($figures figures, $pngs PNGs; page screenshot in $work/report.png)"
+
+# The answer of `tierkit advise --json` (a corpus of one program beside it): one figure, slowdown
+# against DRAM share, and a table row per size.
+"$bin" trace write --workload zipf --pages 4000 --accesses 200000 -o "$work/zipf.tkt" >/dev/null
+mkdir -p "$work/corpus"
+cp "$work/zipf.tkt" "$work/corpus/kv.tktrace"
+: >"$work/corpus/standins.toml"
+"$bin" advise --trace "$work/zipf.tkt" --corpus "$work/corpus" --policies tierkit,lru --ratios 1:16,1:4,1:2 \
+	--json 2>/dev/null >"$work/advice.json"
+"$bin" report "$work/advice.json" -o "$work/advice.html"
+check "$work/advice.html" 1
+sizes=$(grep -o '<tr class="size' "$work/advice.html.dom" | wc -l)
+[ "$sizes" -eq 3 ] || { echo "the advice page shows $sizes sizes, the answer has 3" >&2; exit 1; }
+timeout 120 "$browser" --headless=new --no-sandbox --disable-gpu --hide-scrollbars --window-size=1100,1200 \
+	--screenshot="$work/advice.png" "file://$work/advice.html" 2>/dev/null
+echo "report-check: ok ($figures figures, $pngs PNGs, the advice page; screenshots in $work/report.png, $work/advice.png)"

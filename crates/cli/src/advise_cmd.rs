@@ -5,15 +5,23 @@
 //!
 //! It runs every policy (or `--policies`) over fast:slow ratios from 1:32 to 1:2 on the
 //! chosen machine, as `compare --trace` does, and prints the answer first, then the
-//! table per size and a chart of slowdown against DRAM share.
+//! table per size and a chart of slowdown against DRAM share. With `--deploy` it then
+//! runs the recommended policy live on the program and sets the prediction beside what
+//! was measured ([`deploy`]).
 
-use anyhow::{bail, Result};
+mod deploy;
+
+use anyhow::{bail, Context, Result};
 use clap::Args;
+use tierkit_linux::run::SourceChoice;
 use tierkit_sim::advise::{advise, check_target, subjects, Advice, RATIOS};
 use tierkit_sim::compare::{compare, Grid};
+use tierkit_sim::corpus_class::{classify, Class, Corpus};
+use tierkit_sim::profile::profile;
 use tierkit_sim::workload::WorkloadSpec;
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use crate::args::parse_ratio;
 use crate::machine_args::{MachineArgs, SizeArgs};
@@ -40,12 +48,28 @@ pub struct AdviseArgs {
     pub size: SizeArgs,
     #[command(flatten)]
     pub machine: MachineArgs,
+    /// The corpus of recorded programs to place the trace's shape among (its NAME.tktrace
+    /// traces and standins.toml) [default: the source tree's corpus/, when present].
+    #[arg(long, value_name = "DIR")]
+    pub corpus: Option<PathBuf>,
     /// Parallel runs (default: one per core).
     #[arg(long)]
     pub jobs: Option<usize>,
-    /// Print the answer as JSON.
+    /// Print the answer as JSON (with --deploy: {"advice": ..., "deployment": ...}).
     #[arg(long)]
     pub json: bool,
+    /// After advising, run the recommended policy live on the program (as `tierkit run
+    /// --policy P -- CMD`) and print predicted against measured. Needs the command after
+    /// `--` and a machine with a slow tier (checked before recording).
+    #[arg(long, conflicts_with = "trace")]
+    pub deploy: bool,
+    /// The live run's access source with --deploy: damon, perf, kernel or auto.
+    #[arg(long, default_value = "auto", value_parser = |s: &str| s.parse::<SourceChoice>(), requires = "deploy")]
+    pub deploy_source: SourceChoice,
+    /// The live run's CPU budget with --deploy, in % of a core (as `tierkit run
+    /// --cpu-budget`; 0 = none).
+    #[arg(long, value_name = "PCT", default_value = "2", value_parser = crate::live_cmd::parse_percent, requires = "deploy")]
+    pub deploy_cpu_budget: f64,
     #[command(flatten)]
     pub record: RecordArgs,
 }
@@ -103,6 +127,16 @@ fn parse_percent(s: &str) -> Result<f64, String> {
 /// Runs `tierkit advise`.
 pub fn run(a: AdviseArgs) -> Result<()> {
     let seed = a.machine.seed;
+    let topology = if a.deploy {
+        if a.record.command().is_empty() {
+            bail!("--deploy runs the program after advising: give its command after `--`");
+        }
+        let t = deploy::check_machine(a.deploy_source)?;
+        deploy::fix_addresses()?;
+        Some(t)
+    } else {
+        None
+    };
     let trace = match &a.trace {
         Some(path) => path.clone(),
         None if a.record.given() => record_first(&a.record)?,
@@ -118,7 +152,8 @@ pub fn run(a: AdviseArgs) -> Result<()> {
         bail!("--ratios: every ratio needs a fast and a slow part, e.g. 1:8");
     }
     // A plain cache or M5's access-count ratio is no part of the answer.
-    let grid = Grid { cache_mode: false, measure_acr: false, ..a.machine.grid(vec![workload], ratios, policies)? };
+    let grid =
+        Grid { cache_mode: false, measure_acr: false, ..a.machine.grid(vec![workload.clone()], ratios, policies)? };
     let jobs = crate::machine_args::jobs(a.jobs);
     let bar = crate::compare_cmd::progress_bar();
     let rows = compare(&grid, jobs, &|done, total, label| {
@@ -127,47 +162,61 @@ pub fn run(a: AdviseArgs) -> Result<()> {
         bar.set_message(label.to_string());
     })?;
     bar.finish();
-    let advice = advise(&trace, a.target, rows)?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&advice)?);
-    } else {
+    // After the runs, which have named any bad policy or trace.
+    let class = match corpus_dir(&a.corpus) {
+        Some(dir) => Some(class_of(&workload, &dir, jobs)?),
+        None => None,
+    };
+    let advice = advise(&trace, a.target, rows, class)?;
+    let Some(topology) = topology else {
+        if a.json {
+            println!("{}", serde_json::to_string_pretty(&advice)?);
+        } else {
+            print(&advice);
+        }
+        return Ok(());
+    };
+    if !a.json {
         print(&advice);
+        println!();
+    }
+    let prediction = deploy::predict(&advice, &trace)?;
+    let measured = {
+        let _answer_only = StdoutToStderr::new()?;
+        let live = (a.deploy_source, a.deploy_cpu_budget / 100.0);
+        deploy::deploy(a.record.command(), &prediction, live, &topology)?
+    };
+    if a.json {
+        let doc =
+            serde_json::json!({ "advice": advice, "deployment": { "predicted": prediction, "measured": measured } });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print!("{}", deploy::text(&prediction, &measured));
     }
     Ok(())
 }
 
-fn mib(bytes: u64) -> String {
+/// The corpus to read: the one given, else the source tree's when it is there.
+fn corpus_dir(given: &Option<PathBuf>) -> Option<PathBuf> {
+    let tree = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus");
+    given.clone().or_else(|| tree.is_dir().then(|| tree.canonicalize().unwrap_or(tree)))
+}
+
+/// The class of the trace `workload` replays among the programs of the corpus `dir`.
+fn class_of(workload: &WorkloadSpec, dir: &Path, jobs: usize) -> Result<Class> {
+    let shape = profile(workload, u64::MAX)?;
+    eprintln!("profiling the corpus's programs ({}) to place the trace among them ...", dir.display());
+    let corpus = Corpus::load(dir, jobs).with_context(|| format!("--corpus {}", dir.display()))?;
+    Ok(classify(&shape, &corpus))
+}
+
+pub fn mib(bytes: u64) -> String {
     format!("{:.0} MiB", bytes as f64 / (1u64 << 20) as f64)
 }
 
 fn print(adv: &Advice) {
     println!("tierkit advise: {} ({})", adv.trace, adv.time_base);
-    match &adv.recommended {
-        Some(s) => println!(
-            "answer: {} of the footprint in DRAM ({}, ratio {}) keeps it within {}% of all-DRAM: {} at {:.1}% \
-             (slowdown {:.1}%)",
-            pct(s.dram_share),
-            mib(s.dram_bytes),
-            s.ratio,
-            adv.target_slowdown_pct,
-            s.best,
-            s.best_pct_of_all_local,
-            100.0 - s.best_pct_of_all_local
-        ),
-        None => {
-            let last = adv.sizes.last().expect("sizes");
-            println!(
-                "answer: no size tried keeps it within {}% of all-DRAM; the largest, {} ({}), reaches {:.1}% under {} \
-                 (slowdown {:.1}%)",
-                adv.target_slowdown_pct,
-                pct(last.dram_share),
-                last.ratio,
-                last.best_pct_of_all_local,
-                last.best,
-                100.0 - last.best_pct_of_all_local
-            );
-        }
-    }
+    println!("{}", answer_line(adv));
     println!();
     println!(
         "  {:<6} {:>6} {:>10}  {:<14} {:>7}  {:<14} {:>7} {:>9}",
@@ -189,7 +238,41 @@ fn print(adv: &Advice) {
     println!();
     chart(adv);
     println!();
-    println!(
+    println!("{}", confidence_line(adv));
+    println!("{}", class_line(adv.class.as_ref()));
+}
+
+/// The answer, in one sentence.
+pub fn answer_line(adv: &Advice) -> String {
+    match (&adv.recommended, adv.sizes.last()) {
+        (Some(s), _) => format!(
+            "answer: {} of the footprint in DRAM ({}, ratio {}) keeps it within {}% of all-DRAM: {} at {:.1}% \
+             (slowdown {:.1}%)",
+            pct(s.dram_share),
+            mib(s.dram_bytes),
+            s.ratio,
+            adv.target_slowdown_pct,
+            s.best,
+            s.best_pct_of_all_local,
+            100.0 - s.best_pct_of_all_local
+        ),
+        (None, Some(last)) => format!(
+            "answer: no size tried keeps it within {}% of all-DRAM; the largest, {} ({}), reaches {:.1}% under {} \
+             (slowdown {:.1}%)",
+            adv.target_slowdown_pct,
+            pct(last.dram_share),
+            last.ratio,
+            last.best_pct_of_all_local,
+            last.best,
+            100.0 - last.best_pct_of_all_local
+        ),
+        (None, None) => "answer: none: no size was tried".into(),
+    }
+}
+
+/// How long the runs were against the policies' settling times.
+pub fn confidence_line(adv: &Advice) -> String {
+    format!(
         "confidence: the runs span {:.1} s of the program's time{}. Margins under a point are within what the \
          simulator's model of a real program can tell apart (docs/RESULTS.md, real programs).",
         adv.run_seconds,
@@ -201,10 +284,40 @@ fn print(adv: &Advice) {
                 adv.too_short_for.join(", ")
             )
         }
-    );
+    )
 }
 
-fn pct(share: f64) -> String {
+/// What the trace's shape says of its class.
+pub fn class_line(class: Option<&Class>) -> String {
+    let Some(c) = class else {
+        return "class: no corpus of recorded programs to place the trace among (--corpus DIR)".into();
+    };
+    let spacing = c.corpus_spacing.map_or(String::new(), |s| format!("; its programs lie {s:.3} apart (median)"));
+    let mut out = format!(
+        "class: by footprint, hot shares and LRU curve the trace is nearest {} of {} (distance {:.3}{spacing})",
+        c.nearest, c.corpus, c.distance
+    );
+    if !c.fits {
+        out += ", farther than the corpus's programs from each other: no class of the corpus fits it well";
+    }
+    if c.validated {
+        out += &format!(
+            ". {} is a class the corpus validated: stand-in {} ranks the policies as it does (rho >= 0.8, \
+             standins.toml)",
+            c.nearest,
+            c.standins.join(", ")
+        );
+    } else {
+        out += &format!(
+            ". No stand-in is validated for {} (standins.toml): the simulator's ranking on programs like it is \
+             unchecked",
+            c.nearest
+        );
+    }
+    out
+}
+
+pub fn pct(share: f64) -> String {
     format!("{:.1}%", share * 100.0)
 }
 

@@ -108,7 +108,7 @@ fn parse_seconds_or_zero(text: &str) -> Result<Duration> {
 }
 
 /// A percentage from 0 to 100 (`2`, `0.5`).
-fn parse_percent(text: &str) -> Result<f64> {
+pub fn parse_percent(text: &str) -> Result<f64> {
     let pct: f64 = text.trim().parse().with_context(|| format!("{text:?}: expected a percentage, like 2 or 0.5"))?;
     if !(0.0..=100.0).contains(&pct) {
         bail!("{text:?}: expected a percentage from 0 to 100");

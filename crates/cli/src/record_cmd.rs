@@ -117,6 +117,11 @@ impl RecordArgs {
     pub fn output(&self) -> &std::path::Path {
         &self.output
     }
+
+    /// The command to record (empty with --from).
+    pub fn command(&self) -> &[String] {
+        &self.cmd
+    }
 }
 
 /// Runs `tierkit record`; exits with the command's exit status when that is not 0.

@@ -11,7 +11,11 @@
 //! ratio, the fast-tier hit ratio over time, the migration traffic over time and the hit
 //! ratio per interval as a heat map (one row per policy, one column per interval).
 //! Without timelines the page says so and leaves those figures out.
+//!
+//! The answer of `tierkit advise --json` gets a page of its own ([`advice`]): the answer,
+//! its table per DRAM size, its runs and the figure of slowdown against DRAM share.
 
+mod advice;
 mod chart;
 mod hotness;
 mod html;
@@ -31,7 +35,7 @@ use input::{Interval, ResultRow};
 #[derive(Args, Debug)]
 #[command(group(clap::ArgGroup::new("out").required(true).multiple(true).args(["output", "png"])))]
 pub struct ReportArgs {
-    /// The JSON rows of `tierkit compare --json`.
+    /// The JSON rows of `tierkit compare --json`, or the answer of `tierkit advise --json`.
     pub results: PathBuf,
     /// Write the HTML page to FILE.
     #[arg(short, long, value_name = "FILE")]
@@ -59,6 +63,9 @@ pub struct Figure {
 
 /// Runs `tierkit report`.
 pub fn run(a: ReportArgs) -> Result<()> {
+    if let Some(adv) = advice::read(&a.results)? {
+        return advice_report(&a, &adv);
+    }
     let rows = input::read_results(&a.results)?;
     let timelines = match &a.timeline {
         Some(dir) => Some(read_timelines(dir, &rows)?),
@@ -92,6 +99,27 @@ pub fn run(a: ReportArgs) -> Result<()> {
     if let Some(dir) = &a.png {
         let figures: Vec<&Figure> = sections.iter().flat_map(|s| &s.figures).collect();
         png::write_all(dir, &figures)?;
+    }
+    Ok(())
+}
+
+/// The page and figure of an answer of `tierkit advise --json`.
+fn advice_report(a: &ReportArgs, adv: &tierkit_sim::advise::Advice) -> Result<()> {
+    if let Some(dir) = &a.timeline {
+        bail!(
+            "--timeline {}: {} is an answer of `tierkit advise`, which has no timelines (they are \
+             `tierkit compare --timeline`'s)",
+            dir.display(),
+            a.results.display()
+        );
+    }
+    let figure = advice::figure(adv);
+    if let Some(path) = &a.output {
+        let page = advice::page(&a.results.display().to_string(), adv, &figure)?;
+        std::fs::write(path, page).with_context(|| format!("{}: cannot write the report", path.display()))?;
+    }
+    if let Some(dir) = &a.png {
+        png::write_all(dir, &[&figure])?;
     }
     Ok(())
 }

@@ -336,3 +336,110 @@ fn report_png_without_its_font_names_the_package_to_install() {
     assert!(ok && std::fs::read_to_string(&page).unwrap().contains("class=\"figure line-chart\""), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The answer of `tierkit advise --json` on a small Zipf trace (3 sizes, tierkit and lru,
+/// a 30% target), placed in a corpus of one program.
+fn advise(dir: &Path) -> (PathBuf, serde_json::Value) {
+    let corpus = dir.join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    let trace = dir.join("zipf.tkt");
+    for (path, seed) in [(trace.clone(), "1"), (corpus.join("kv.tktrace"), "2")] {
+        let (ok, _, err) = tierkit(
+            &[
+                "trace",
+                "write",
+                "--workload",
+                "zipf",
+                "--pages",
+                "4000",
+                "--accesses",
+                "200000",
+                "--seed",
+                seed,
+                "-o",
+                s(&path),
+            ],
+            &[],
+        );
+        assert!(ok, "{err}");
+    }
+    std::fs::write(corpus.join("standins.toml"), "# no stand-in validated\n").unwrap();
+    let (ok, json, err) = tierkit(
+        &[
+            "advise",
+            "--trace",
+            s(&trace),
+            "--corpus",
+            s(&corpus),
+            "--policies",
+            "tierkit,lru",
+            "--ratios",
+            "1:16,1:4,1:2",
+            "--target",
+            "30%",
+            "--json",
+        ],
+        &[],
+    );
+    assert!(ok, "{err}");
+    let path = dir.join("advice.json");
+    std::fs::write(&path, &json).unwrap();
+    (path, serde_json::from_str(&json).unwrap())
+}
+
+#[test]
+fn report_of_an_advice_shows_the_answer_its_sizes_runs_and_slowdown_figure() {
+    let dir = scratch("advice");
+    let (json, answer) = advise(&dir);
+    let page = dir.join("advice.html");
+    let figs = dir.join("figs");
+    let (ok, _, err) = tierkit(&["report", s(&json), "-o", s(&page), "--png", s(&figs)], &[]);
+    assert!(ok, "{err}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_self_contained(&html);
+    // The answer names the recommended size and its best policy.
+    let rec = &answer["recommended"];
+    let best = rec["best"].as_str().unwrap();
+    let line =
+        format!("keeps it within 30% of all-DRAM: {best} at {:.1}%", rec["best_pct_of_all_local"].as_f64().unwrap());
+    assert!(html.contains(&line), "no answer line {line:?}");
+    // A row per size, the recommended one marked; a row per run.
+    let sizes = answer["sizes"].as_array().unwrap();
+    assert_eq!(html.matches("<tr class=\"size").count(), sizes.len());
+    let marked = format!("<tr class=\"size recommended\"><td class=\"name\">{}</td>", rec["ratio"].as_str().unwrap());
+    assert_eq!(html.matches("<tr class=\"size recommended\"").count(), 1);
+    assert!(html.contains(&marked), "the recommended size {} is not marked", rec["ratio"]);
+    assert_eq!(html.matches("<tr class=\"run\">").count(), answer["runs"].as_array().unwrap().len());
+    assert_eq!(answer["runs"].as_array().unwrap().len(), 3 * 3, "tierkit, lru and none at 3 sizes");
+    // The class: nearest kv, not validated.
+    assert!(html.contains("nearest kv of") && html.contains("No stand-in is validated for kv"), "no class line");
+    // The figure: a line per drawn policy and the target, with their legend entries.
+    let fig = figure(&html, "advice_slowdown");
+    assert!(fig.contains("slowdown vs DRAM share per policy"), "title");
+    let mut drawn: Vec<&str> =
+        sizes.iter().flat_map(|s| [s["best"].as_str(), s["runner_up"].as_str()]).flatten().collect();
+    drawn.extend(["none", "target 30%"]);
+    drawn.sort();
+    drawn.dedup();
+    for name in &drawn {
+        assert!(fig.contains(&format!(">{name}</text>")), "no legend entry for {name}");
+    }
+    // Each series: its line and its legend key, 2 px wide (axes and grid lines are 1 px).
+    let lines = fig.split("<polyline ").skip(1).filter(|p| p.split('>').next().unwrap().contains("stroke-width=\"2\""));
+    assert_eq!(lines.count(), 2 * drawn.len(), "{fig}");
+    let png = std::fs::read(figs.join("advice_slowdown.png")).unwrap();
+    assert_eq!(png_header(&png), (760, 380, 8, 2));
+
+    // An answer has no timelines; a broken answer names its field.
+    let (ok, _, err) = tierkit(&["report", s(&json), "-o", s(&page), "--timeline", s(&dir)], &[]);
+    assert!(!ok && err.contains("is an answer of `tierkit advise`, which has no timelines"), "{err}");
+    let broken = dir.join("broken.json");
+    std::fs::write(&broken, std::fs::read_to_string(&json).unwrap().replace("\"dram_share\"", "\"share\"")).unwrap();
+    let (ok, _, err) = tierkit(&["report", s(&broken), "-o", s(&page)], &[]);
+    assert!(!ok, "a broken answer was rendered");
+    assert!(
+        err.contains("not the JSON of `tierkit advise --json`") && err.contains("missing field `dram_share`"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

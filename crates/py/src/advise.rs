@@ -41,7 +41,7 @@ pub fn advise<'py>(
     for row in &rows {
         runs.append(summary(py, row)?)?;
     }
-    let advice = answer(trace, target_pct, rows).map_err(to_py)?;
+    let advice = answer(trace, target_pct, rows, None).map_err(to_py)?;
     let out = PyDict::new(py);
     out.set_item("advice", serde_json::to_string(&advice).expect("the answer serializes"))?;
     out.set_item("runs", runs)?;

@@ -1,13 +1,15 @@
 //! The answer `tierkit advise` (and Python's `tierkit.advise`) gives for one program's
 //! trace: the smallest DRAM share that keeps it within a target slowdown of all-DRAM
 //! under the best policy, the best policy at each size with its margins, and how far to
-//! trust that (the runs' span against each policy's settling time).
+//! trust that (the runs' span against each policy's settling time, and the corpus
+//! program the trace is shaped like, [`crate::corpus_class`]).
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::compare::{real_suite_policies, Row};
+use crate::corpus_class::Class;
 use crate::SimError;
 
 /// The fast:slow ratios tried when none are given: 1/33 to 1/3 of the footprint in DRAM.
@@ -17,7 +19,7 @@ pub const RATIOS: [(u64, u64); 5] = [(1, 32), (1, 16), (1, 8), (1, 4), (1, 2)];
 const REFERENCES: [&str; 3] = ["all-local", "oracle", "static-oracle"];
 
 /// One DRAM size.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Size {
     /// Its fast:slow ratio, as `"1:16"`.
     pub ratio: String,
@@ -34,8 +36,23 @@ pub struct Size {
     pub margin_over_none: Option<f64>,
 }
 
+/// One policy at one size, as the answer's figure and a deployment's check use it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    pub policy: String,
+    /// Its fast:slow ratio, as `"1:16"`.
+    pub ratio: String,
+    /// Throughput, % of all-DRAM.
+    pub pct_of_all_local: f64,
+    /// Share of accesses the fast tier served.
+    pub fast_hit_ratio: f64,
+    /// Pages promoted and demoted per second of the program's simulated time.
+    pub promotions_per_s: f64,
+    pub demotions_per_s: f64,
+}
+
 /// The answer.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Advice {
     /// The trace it is for, and the time base its replays used.
     pub trace: String,
@@ -49,7 +66,11 @@ pub struct Advice {
     /// Simulated seconds the runs span, and the policies whose settling time is longer.
     pub run_seconds: f64,
     pub too_short_for: Vec<String>,
-    /// The runs (`compare --json` has them all).
+    /// The corpus program the trace is shaped like, when a corpus was read.
+    pub class: Option<Class>,
+    /// Every policy (references aside) at every size, in the order of `sizes`.
+    pub runs: Vec<Run>,
+    /// The runs whole (`compare --json` has them all).
     #[serde(skip)]
     pub rows: Vec<Row>,
 }
@@ -77,8 +98,9 @@ pub fn check_target(target_pct: f64) -> Result<f64, SimError> {
 }
 
 /// The answer for `trace` from the runs of [`subjects`] over its ratios (`rows`, as
-/// [`crate::compare::compare`] returns them), at `target_pct` percent of slowdown.
-pub fn advise(trace: &str, target_pct: f64, rows: Vec<Row>) -> Result<Advice, SimError> {
+/// [`crate::compare::compare`] returns them), at `target_pct` percent of slowdown, with
+/// the trace's `class` when known.
+pub fn advise(trace: &str, target_pct: f64, rows: Vec<Row>, class: Option<Class>) -> Result<Advice, SimError> {
     let target_pct = check_target(target_pct)?;
     let time_base = rows.first().map(|r| r.result.time_base.clone()).unwrap_or_default();
     let mut by_ratio: BTreeMap<(u64, u64), Vec<&Row>> = BTreeMap::new();
@@ -89,8 +111,21 @@ pub fn advise(trace: &str, target_pct: f64, rows: Vec<Row>) -> Result<Advice, Si
     let mut ratios: Vec<(u64, u64)> = by_ratio.keys().copied().collect();
     ratios.sort_by(|x, y| (x.0 * y.1).cmp(&(y.0 * x.1)));
     let mut sizes: Vec<Size> = Vec::new();
+    let mut per_policy: Vec<Run> = Vec::new();
     for ratio in ratios {
         let mut runs = by_ratio[&ratio].clone();
+        per_policy.extend(runs.iter().map(|r| {
+            let seconds = r.result.wall_ns * 1e-9;
+            let per_s = |n: u64| if seconds > 0.0 { n as f64 / seconds } else { 0.0 };
+            Run {
+                policy: r.result.policy.clone(),
+                ratio: crate::result::ratio::text(ratio),
+                pct_of_all_local: r.pct_of_all_local,
+                fast_hit_ratio: r.result.fast_hit_ratio,
+                promotions_per_s: per_s(r.result.promotions),
+                demotions_per_s: per_s(r.result.demotions),
+            }
+        }));
         runs.sort_by(|x, y| y.pct_of_all_local.total_cmp(&x.pct_of_all_local));
         let best = runs[0];
         let none = runs.iter().find(|r| r.result.policy == "none").map(|r| r.pct_of_all_local);
@@ -130,6 +165,8 @@ pub fn advise(trace: &str, target_pct: f64, rows: Vec<Row>) -> Result<Advice, Si
         sizes,
         run_seconds: wall * 1e-9,
         too_short_for: too_short,
+        class,
+        runs: per_policy,
         rows,
     })
 }

@@ -8,7 +8,7 @@
 //! misses a cache of `c` pages when its distance is at least `c` or it is the page's
 //! first.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::budget;
 use crate::compare::{compare, Grid};
@@ -22,7 +22,7 @@ pub const TOP_FRACTIONS: [(u64, u64); 3] = [(1, 32), (1, 16), (1, 8)];
 pub const MRC_FRACTIONS: [(u64, u64); 6] = [(1, 64), (1, 32), (1, 16), (1, 8), (1, 4), (1, 2)];
 
 /// One point of a miss-ratio curve.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MrcPoint {
     /// Cache size as a fraction of the footprint, `(1, 16)` for 1/16.
     pub fraction: (u64, u64),
@@ -33,7 +33,7 @@ pub struct MrcPoint {
 }
 
 /// What a stream's shape is.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Profile {
     /// Distinct pages touched.
     pub pages: u64,

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use serde::Deserialize;
+use tierkit_sim::corpus_class::{read_standins, Standin};
 use tierkit_sim::engine::{run, RunSpec, Subject};
 use tierkit_sim::profile::{profile, spearman};
 use tierkit_sim::workload::WorkloadSpec;
@@ -29,28 +29,12 @@ const RATIO: (u64, u64) = (1, 16);
 /// counts, hint faults, DAMON regions and tierkit's own.
 const RANKED: [&str; 9] = ["none", "tierkit", "lru", "freqtier", "hybridtier", "memtis", "hemem", "tpp", "damon"];
 
-#[derive(Deserialize)]
-struct File {
-    standin: Vec<Standin>,
-}
-
-#[derive(Deserialize)]
-struct Standin {
-    program: String,
-    workload: String,
-    pages: u64,
-    accesses: u64,
-    options: BTreeMap<String, String>,
-}
-
 fn corpus() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../corpus")
 }
 
 fn standins() -> Vec<Standin> {
-    let path = corpus().join("standins.toml");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    toml::from_str::<File>(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display())).standin
+    read_standins(&corpus().join("standins.toml")).unwrap()
 }
 
 fn program(name: &str) -> WorkloadSpec {

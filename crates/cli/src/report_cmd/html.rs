@@ -24,7 +24,8 @@ pub fn esc(s: &str) -> String {
     out
 }
 
-const STYLE: &str = "body{font-family:sans-serif;margin:2em;color:#222;max-width:1100px}\
+/// The page's CSS.
+pub const STYLE: &str = "body{font-family:sans-serif;margin:2em;color:#222;max-width:1100px}\
 table{border-collapse:collapse;margin:1em 0;font-size:13px}\
 th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}\
 th{background:#f0f0f0}td.name{text-align:left}\

@@ -179,7 +179,7 @@ fn parse_results(text: &str) -> Result<Vec<ResultRow>> {
 }
 
 /// `value` as a `T`, an error naming the field that does not fit (`options.alpha: ...`).
-fn typed<T: DeserializeOwned>(value: Value) -> Result<T> {
+pub fn typed<T: DeserializeOwned>(value: Value) -> Result<T> {
     serde_path_to_error::deserialize(value).map_err(|e| match e.path().to_string().as_str() {
         "." => anyhow::anyhow!("{}", e.inner()),
         path => anyhow::anyhow!("field {path}: {}", e.inner()),

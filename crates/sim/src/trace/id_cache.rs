@@ -37,7 +37,7 @@ const BLOCKS: u64 = 64;
 const READ_IDS: usize = 1 << 18;
 
 /// The trace's identity as the cache records it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Stamp {
     bytes: u64,
     mtime_s: u64,

@@ -32,7 +32,7 @@ use crate::workload::{Workload, WorkloadSpec};
 pub mod csv;
 pub mod damo;
 pub mod damon_turns;
-mod id_cache;
+pub(crate) mod id_cache;
 pub mod info;
 pub mod lackey;
 pub mod llc;
