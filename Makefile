@@ -8,7 +8,7 @@ LIBCACHESIM := libcachesim==0.3.5
 # Building and testing the Python package (python/, crates/py).
 PYPACKAGE_DEPS := maturin==1.16.0 pytest==9.2.0 pandas==3.1.1 matplotlib==3.11.2 ray==2.60.0
 
-.PHONY: test build bench corpus deps fmt fonts libcachesim-check py-test record-check report-check results vm-test vm-bench
+.PHONY: test build bench corpus deps fmt fonts fuzz fuzz-smoke libcachesim-check py-test record-check report-check results vm-test vm-bench
 
 # Everything the tests need that a fresh machine may lack. Rust, cargo, gcc and CPython
 # come with the machine; Python packages go into a venv under target/.
@@ -38,6 +38,41 @@ test: deps
 
 build:
 	$(CARGO) build --release --locked -p tierkit
+
+# Fuzzing the input parsers with libFuzzer through cargo-fuzz (docs/FUZZING.md), on the
+# stable toolchain: `-s none` builds without a sanitizer, which needs no nightly flag;
+# debug assertions and overflow checks stay on (cargo-fuzz's default without -O).
+# cargo-fuzz is installed from crates.io into target/tools. Each target starts from its
+# committed corpus fuzz/corpus/NAME and writes what it finds to target/fuzz/NAME.
+CARGO_FUZZ_VERSION := 0.13.2
+CARGO_FUZZ := target/tools/bin/cargo-fuzz
+FUZZ_TARGETS := $(sort $(basename $(notdir $(wildcard fuzz/fuzz_targets/*.rs))))
+# Bounds: 1 GiB resident, 10 s an input. One allocation over 256 MiB is a failure too: the
+# fuzz crate's allocator aborts (-malloc_limit_mb takes effect only under a sanitizer).
+FUZZ_LIMITS := -rss_limit_mb=1024 -malloc_limit_mb=256 -timeout=10
+FUZZ_RUN = cd fuzz && PATH="$(CURDIR)/target/tools/bin:$$PATH" cargo fuzz run -s none
+# `make fuzz FUZZ_TARGET=trace_csv FUZZ_SECONDS=600`: one target for as long as asked.
+FUZZ_TARGET ?= $(firstword $(FUZZ_TARGETS))
+FUZZ_SECONDS ?= 600
+# Seconds per target in `make test`; there an input may run 60 s before it fails, as a
+# damo file of a few hundred bytes may stand for millions of accesses (docs/FUZZING.md).
+FUZZ_SMOKE_SECONDS ?= 5
+
+$(CARGO_FUZZ):
+	$(CARGO) install --locked --root target/tools cargo-fuzz --version $(CARGO_FUZZ_VERSION)
+
+fuzz-smoke: $(CARGO_FUZZ)
+	cd fuzz && PATH="$(CURDIR)/target/tools/bin:$$PATH" cargo fuzz build -s none
+	set -e; for t in $(FUZZ_TARGETS); do \
+		mkdir -p target/fuzz/$$t; \
+		( $(FUZZ_RUN) $$t ../target/fuzz/$$t corpus/$$t -- $(FUZZ_LIMITS) -timeout=60 -max_total_time=$(FUZZ_SMOKE_SECONDS) -print_final_stats=1 ) 2>target/fuzz/$$t.log \
+			|| { tail -40 target/fuzz/$$t.log; exit 1; }; \
+		echo "fuzz $$t: $$(grep -o 'stat::number_of_executed_units: [0-9]*' target/fuzz/$$t.log | grep -o '[0-9]*$$') runs, no failure"; \
+	done
+
+fuzz: $(CARGO_FUZZ)
+	mkdir -p target/fuzz/$(FUZZ_TARGET)
+	$(FUZZ_RUN) $(FUZZ_TARGET) ../target/fuzz/$(FUZZ_TARGET) corpus/$(FUZZ_TARGET) -- $(FUZZ_LIMITS) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1
 
 # Tests on a real kernel: Debian's Linux 6.12 under QEMU (TCG) with node 1 a CPU-less, lower-tier
 # memory node, as CXL memory appears (tests/vm/README.md). Root on Debian 12: setup.sh installs

@@ -402,8 +402,9 @@ fn now(mut op: impl FnMut() -> io::Result<usize>) -> io::Result<Option<usize>> {
 }
 
 /// The answer to a request whose head starts with `head`, or `None` while `head` is a
-/// valid beginning within the limits.
-fn answer(head: &[u8], metrics: &SharedMetrics) -> Option<Response> {
+/// valid beginning within the limits (so `None` only for heads of at most
+/// [`MAX_HEAD_BYTES`]). Each connection calls it with the bytes received so far.
+pub fn answer(head: &[u8], metrics: &SharedMetrics) -> Option<Response> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut request = httparse::Request::new(&mut headers);
     let too_large = || Response::error(431, "Request Header Fields Too Large", "the request head is too large\n");
@@ -418,7 +419,8 @@ fn answer(head: &[u8], metrics: &SharedMetrics) -> Option<Response> {
     }
 }
 
-struct Response {
+/// One answer, sent whole and followed by closing the connection.
+pub struct Response {
     status: u16,
     reason: &'static str,
     content_type: &'static str,
@@ -439,7 +441,8 @@ impl Response {
         }
     }
 
-    fn bytes(&self) -> Vec<u8> {
+    /// The status line, headers and body as sent.
+    pub fn bytes(&self) -> Vec<u8> {
         let mut out = format!(
             "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n",
             self.status,

@@ -268,6 +268,33 @@ fn bad_damo_json_names_the_offset() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// Found by the `trace_damo` fuzz target (fuzz/, docs/FUZZING.md): regions whose pages
+/// times `nr_accesses` stand for more samples than memory holds were generated whole
+/// (the first, 256 pages x 20,561,768, asked for 2.6 GB); they are refused by name.
+#[test]
+fn damo_snapshots_standing_for_too_many_samples_are_refused() {
+    let dir = scratch("damo-huge");
+    let fuzzed = r#"[{"aonkdmd_idx": 0, "context_next_idx": 0, "target_id": 0, "snapshots": [
+             {"start_time": "100", "end_time": "200", "regions": [
+               {"start": "0", "end": "0x21000", "nr_accesses": {"samples": 2, "percent": 10}, "age": {}},
+               {"start": 40960, "end": 45056, "nr_accesses": 3},
+               {"start": "0x100000", "end": "0x200000", "nr_accesses": "2,0561768", "nr_accesses": {"samples": "1"}}]}]}]"#;
+    let whole_space = r#"{"regions": [{"start": 0, "end": "0xffffffffffffffff", "nr_accesses": 1}]}"#;
+    for (name, text, at) in [("fuzzed.json", fuzzed, "offset 139"), ("space.json", whole_space, "offset 12")] {
+        let path = fixture(&dir, name, text);
+        let e = error_of(&path, None);
+        assert!(e.contains(name) && e.contains(at) && e.contains("page samples in one snapshot"), "{e}");
+    }
+    // The bound: 2^21 pages (8 GiB) found accessed 256 times stand for 2^21 / 16 x 256 =
+    // MAX_SNAPSHOT_SAMPLES samples and open; one more page's turn does not.
+    assert_eq!(trace::damo::MAX_SNAPSHOT_SAMPLES, (1 << 21) / 16 * 256);
+    let at = fixture(&dir, "at.json", r#"{"regions": [{"start": 0, "end": "0x200000000", "nr_accesses": 256}]}"#);
+    assert!(trace::open(&at, None).is_ok());
+    let above = fixture(&dir, "above.json", r#"{"regions": [{"start": 0, "end": "0x200001000", "nr_accesses": 256}]}"#);
+    assert!(trace::open(&above, None).is_err());
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 #[test]
 fn unknown_and_empty_files_are_refused() {
     let dir = scratch("unknown");

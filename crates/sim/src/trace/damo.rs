@@ -21,13 +21,20 @@
 //!
 //! The JSON document is parsed whole (damo records hold snapshots of at most some
 //! thousand regions each); only the regions are kept, and their samples are generated
-//! while reading. Errors name the byte offset.
+//! while reading, one snapshot at a time: a snapshot that would stand for more than
+//! [`MAX_SNAPSHOT_SAMPLES`] samples is refused. Errors name the byte offset.
 
 use std::path::Path;
 
 use super::damon_turns::{snapshot_samples, DamonRegion, DAMON_TURNS};
 use super::{PageAccess, PageReader, PAGE_SHIFT};
 use crate::error::SimError;
+
+/// Most page samples one snapshot may stand for: the reader holds one snapshot's samples
+/// at once, 8 bytes each. The bound admits 100 GiB of memory found accessed in all 20
+/// of DAMON's default sampling checks per aggregation interval; a snapshot above it is
+/// refused (a region's end or count is then most likely wrong).
+pub const MAX_SNAPSHOT_SAMPLES: u64 = 1 << 25;
 
 /// A parsed JSON value with the byte offset where it starts.
 struct Value {
@@ -239,6 +246,20 @@ fn collect(v: &Value, out: &mut Vec<Vec<DamonRegion>>) -> Parsed<()> {
                     snapshot.push(region(r)?);
                 }
                 snapshot.retain(|r| r.nr_accesses > 0);
+                let samples = snapshot
+                    .iter()
+                    .map(|r| r.pages.div_ceil(DAMON_TURNS).saturating_mul(r.nr_accesses.into()))
+                    .fold(0, u64::saturating_add);
+                if samples > MAX_SNAPSHOT_SAMPLES {
+                    return Err((
+                        regions.at,
+                        format!(
+                            "these regions stand for up to {samples} page samples in one snapshot (a region's \
+                             pages / {DAMON_TURNS} x its nr_accesses), above the {MAX_SNAPSHOT_SAMPLES} a snapshot \
+                             may make: is a region's `end` or `nr_accesses` wrong?"
+                        ),
+                    ));
+                }
                 out.push(snapshot);
                 return Ok(());
             }

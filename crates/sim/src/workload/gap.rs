@@ -10,7 +10,7 @@
 //! Kronecker (Graph500 R-MAT, A=0.57, B=0.19, C=0.19, vertex ids randomly permuted as GAP
 //! does, here with a seeded bijection) or `graph=uniform` (both endpoints uniform).
 //! Symmetrized into an undirected CSR without self loops or duplicate edges (GAP's builder
-//! "squishes" likewise). Without the `scale` option (1..=26), the largest scale in 4..=20
+//! "squishes" likewise). Without the `scale` option (4..=26), the largest scale in 4..=20
 //! whose estimated footprint (before duplicate removal) fits `spec.pages`; `pages()` is
 //! the real footprint, so it is at most `spec.pages` unless that is below scale 4's few
 //! pages, and it stops growing at scale 20 (about 35k pages; a scale-20 graph takes about
@@ -59,7 +59,10 @@ const NONE: u32 = u32::MAX;
 const OFFS: usize = 0;
 const NEIGH: usize = 1;
 const MAX_AUTO_SCALE: u32 = 20;
-const MIN_AUTO_SCALE: u32 = 4;
+/// The smallest scale, given or chosen: below it every per-vertex array fits in one
+/// cache line, consecutive accesses to a line are one, and a kernel can run on without
+/// emitting an access.
+const MIN_SCALE: u32 = 4;
 
 #[derive(Clone, Copy)]
 struct Arr {
@@ -201,8 +204,8 @@ fn prepare(spec: &WorkloadSpec) -> Result<(Graph, Rng, u32, usize), SimError> {
         let bytes = [((n + 1) << 3), (2 * degree * n) << 2].into_iter().chain(arrays.iter().map(|&s| n << s));
         bytes.map(|b| b.div_ceil(4096)).sum::<u64>()
     };
-    let auto = (MIN_AUTO_SCALE..=MAX_AUTO_SCALE).rev().find(|&s| estimate(s) <= spec.pages).unwrap_or(MIN_AUTO_SCALE);
-    let scale = spec.u64_opt("scale", auto as u64, 1..=26)? as u32;
+    let auto = (MIN_SCALE..=MAX_AUTO_SCALE).rev().find(|&s| estimate(s) <= spec.pages).unwrap_or(MIN_SCALE);
+    let scale = spec.u64_opt("scale", auto as u64, u64::from(MIN_SCALE)..=26)? as u32;
     // Generating holds each of the 2·degree·2^scale directed edges as a u64 pair (with
     // 1/8 slack) while it writes them as u32 adjacency: about 13 bytes each.
     let input = || format!("{}: scale = {scale}, degree = {degree}", spec.owner());
@@ -304,5 +307,29 @@ mod tests {
         assert!(e.contains("sources") && e.contains("degree"), "{e}");
         assert!(build(&WorkloadSpec::new("gap-bc", 100, 10, 1).with("sources", 2)).is_ok());
         assert!(build(&WorkloadSpec::new("gap-bc", 100, 0, 1)).is_err());
+    }
+
+    /// Found by the `workload_opt` fuzz target (fuzz/, docs/FUZZING.md): `gap-pr` at
+    /// scale 2 (`--opt degree=5 --opt scale=2`) never finished its stream, every access
+    /// folding into the last one to its line. Scales below 4 are refused; at 4, every
+    /// kernel's stream comes out whole.
+    #[test]
+    fn the_smallest_graphs_are_refused_and_the_smallest_allowed_stream() {
+        let e = build(&WorkloadSpec::new("gap-pr", 512, 4096, 1).with("degree", 5).with("scale", 2)).err().unwrap();
+        assert!(e.to_string().contains("scale"), "{e}");
+        for name in ["gap-bfs", "gap-pr", "gap-cc", "gap-bc"] {
+            for (graph, degree) in [("kronecker", 1), ("kronecker", 5), ("uniform", 1), ("uniform", 256)] {
+                for seed in 0..4 {
+                    let spec = WorkloadSpec::new(name, 512, 20_000, seed)
+                        .with("scale", MIN_SCALE)
+                        .with("degree", degree)
+                        .with("graph", graph);
+                    let mut w = build(&spec).unwrap();
+                    let mut out = Vec::new();
+                    while w.fill(&mut out, 4096) > 0 {}
+                    assert_eq!(out.len(), 20_000, "{name} {graph} degree {degree} seed {seed}");
+                }
+            }
+        }
     }
 }
