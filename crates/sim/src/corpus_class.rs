@@ -17,7 +17,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::profile::Profile;
 use crate::profile_cache::profile_trace;
-use crate::workload::WorkloadSpec;
 use crate::SimError;
 
 /// A footprint this many times another's weighs as much as a share or miss ratio that
