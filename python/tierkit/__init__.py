@@ -315,7 +315,10 @@ class Advice:
     ``margin_over_runner_up``, ``margin_over_none`` (points). ``runs`` has every run, with
     the columns of :func:`compare`. ``run_seconds`` is the simulated time the runs span and
     ``too_short_for`` the policies whose settling time is longer (trust their rows less);
-    ``time_base`` says how trace time was set.
+    ``time_base`` says how trace time was set. ``program_class`` places the trace among
+    the recorded programs of ``corpus`` (the ``class`` of ``tierkit advise --json``: the
+    nearest program, its distance, whether the class fits and whether a stand-in is
+    validated for it), or is ``None`` when no corpus was given.
     """
 
     trace: str
@@ -326,6 +329,7 @@ class Advice:
     time_base: str
     run_seconds: float
     too_short_for: list[str]
+    program_class: dict[str, Any] | None = None
 
 
 def advise(
@@ -342,13 +346,17 @@ def advise(
     antagonist: float | None = None,
     machine_file: str | os.PathLike[str] | None = None,
     overrides: Mapping[str, object] | None = None,
+    corpus: str | os.PathLike[str] | None = None,
 ) -> Advice:
     """For the program whose trace is ``trace``: the smallest DRAM share within ``target``
     slowdown of all-DRAM (a fraction: 0.05 is 5%) under the best policy, and the best
     policy at each size, as ``tierkit advise --trace``. Every policy the real suite
     compares runs (or ``policies``, which may carry settings such as
     ``"hemem:hot_reads=8"``) at fast:slow ``ratios`` (default 1:32, 1:16, 1:8, 1:4, 1:2),
-    with ``all-local`` and ``none``. The other arguments are as for :func:`simulate`.
+    with ``all-local`` and ``none``. With ``corpus`` (a directory of recorded programs,
+    ``NAME.tktrace`` and ``standins.toml``, as the source tree's ``corpus/``) the answer
+    places the trace among them, as ``tierkit advise --corpus``. The other arguments are
+    as for :func:`simulate`.
     """
     if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < target < 1:
         raise BadOptionError(f"target {target!r}: a slowdown as a fraction above 0 and below 1, such as 0.05")
@@ -357,7 +365,8 @@ def advise(
     )
     path = os.fspath(trace)
     names = [policies] if isinstance(policies, str) else list(policies or [])
-    out = _tierkit.advise(path, float(target) * 100.0, names, _ratios(ratios), size, run, jobs)
+    where = None if corpus is None else os.fspath(corpus)
+    out = _tierkit.advise(path, float(target) * 100.0, names, _ratios(ratios), size, run, jobs, where)
     answer = json.loads(out["advice"])
     return Advice(
         trace=path,
@@ -368,6 +377,7 @@ def advise(
         time_base=answer["time_base"],
         run_seconds=answer["run_seconds"],
         too_short_for=answer["too_short_for"],
+        program_class=answer.get("class"),
     )
 
 

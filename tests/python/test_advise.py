@@ -37,6 +37,31 @@ def test_the_answer_matches_the_cli(cli, trace):
     assert best == pytest.approx(a.recommended["best_pct_of_all_local"])
 
 
+def test_a_corpus_places_the_trace_as_the_cli_does(cli, trace, tmp_path: Path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name, workload in [("kv", "zipf"), ("sweep", "scan")]:
+        out = corpus / f"{name}.tktrace"
+        args = ["trace", "write", "--workload", workload, "--pages", "8000", "--accesses", "400000"]
+        done = cli(*args, "--seed", "2", "-o", str(out))
+        assert done.returncode == 0, done.stderr
+    (corpus / "standins.toml").write_text(
+        '[[standin]]\nprogram = "kv"\nworkload = "zipf"\npages = 8000\naccesses = 400000\noptions = {}\n'
+    )
+    a = tierkit.advise(trace, target=0.30, policies="lru", ratios="1:16", corpus=corpus)
+    done = cli("advise", "--trace", trace, "--corpus", str(corpus), "--policies", "lru", "--ratios", "1:16", "--json")
+    assert done.returncode == 0, done.stderr
+    assert a.program_class == json.loads(done.stdout)["class"]
+    # A Zipf stream is shaped like the Zipf program, whose stand-in is validated.
+    assert a.program_class["nearest"] == "kv" and a.program_class["validated"] is True
+    assert tierkit.advise(trace, target=0.30, policies="lru", ratios="1:16").program_class is None
+
+
+def test_a_corpus_without_traces_is_refused(trace, tmp_path: Path):
+    with pytest.raises(tierkit.TierkitError, match="no recorded program"):
+        tierkit.advise(trace, policies="lru", ratios="1:16", corpus=tmp_path)
+
+
 def test_no_size_meets_a_target_too_tight(trace):
     a = tierkit.advise(trace, target=1e-5, policies="lru", ratios="1:16")
     assert a.recommended is None and len(a.sizes) == 1

@@ -16,8 +16,7 @@ use clap::Args;
 use tierkit_linux::run::SourceChoice;
 use tierkit_sim::advise::{advise, check_target, subjects, Advice, RATIOS};
 use tierkit_sim::compare::{compare, Grid};
-use tierkit_sim::corpus_class::{classify, Class, Corpus};
-use tierkit_sim::profile::profile;
+use tierkit_sim::corpus_class::{self, Class};
 use tierkit_sim::workload::WorkloadSpec;
 
 use std::io::Write;
@@ -204,10 +203,8 @@ fn corpus_dir(given: &Option<PathBuf>) -> Option<PathBuf> {
 
 /// The class of the trace `workload` replays among the programs of the corpus `dir`.
 fn class_of(workload: &WorkloadSpec, dir: &Path, jobs: usize) -> Result<Class> {
-    let shape = profile(workload, u64::MAX)?;
     eprintln!("profiling the corpus's programs ({}) to place the trace among them ...", dir.display());
-    let corpus = Corpus::load(dir, jobs).with_context(|| format!("--corpus {}", dir.display()))?;
-    Ok(classify(&shape, &corpus))
+    corpus_class::class_of(workload, dir, jobs).with_context(|| format!("--corpus {}", dir.display()))
 }
 
 pub fn mib(bytes: u64) -> String {

@@ -3,6 +3,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use tierkit_sim::advise::{advise as answer, check_target, subjects, RATIOS};
+use tierkit_sim::corpus_class::class_of;
 use tierkit_sim::workload::WorkloadSpec;
 
 use crate::convert::summary;
@@ -13,8 +14,9 @@ use crate::runs::{execute, grid};
 /// The answer for the program whose trace is at `trace`, at `target_pct` percent of
 /// slowdown: `{"advice": JSON text of the answer (as `tierkit advise --json`), "runs":
 /// one summary dict per run}`. Empty `policies` and `ratios` take `advise`'s defaults.
+/// With `corpus`, the answer places the trace among that directory's recorded programs.
 #[pyfunction]
-#[pyo3(signature = (trace, target_pct, policies, ratios, size, machine, jobs=None))]
+#[pyo3(signature = (trace, target_pct, policies, ratios, size, machine, jobs=None, corpus=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn advise<'py>(
     py: Python<'py>,
@@ -25,11 +27,12 @@ pub fn advise<'py>(
     size: SizeOptions,
     machine: MachineOptions,
     jobs: Option<usize>,
+    corpus: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     check_target(target_pct).map_err(to_py)?;
     let spec =
         size.apply(WorkloadSpec::new("trace", DEFAULT_PAGES, DEFAULT_ACCESSES, machine.seed).with("path", trace))?;
-    let mut g = grid(&machine, vec![spec])?;
+    let mut g = grid(&machine, vec![spec.clone()])?;
     // A plain cache or M5's access-count ratio is no part of the answer.
     (g.cache_mode, g.measure_acr) = (false, false);
     g.ratios =
@@ -41,7 +44,9 @@ pub fn advise<'py>(
     for row in &rows {
         runs.append(summary(py, row)?)?;
     }
-    let advice = answer(trace, target_pct, rows, None).map_err(to_py)?;
+    // After the runs, which have named any bad policy or trace.
+    let class = corpus.map(|dir| py.detach(|| class_of(&spec, &dir, threads))).transpose().map_err(to_py)?;
+    let advice = answer(trace, target_pct, rows, class).map_err(to_py)?;
     let out = PyDict::new(py);
     out.set_item("advice", serde_json::to_string(&advice).expect("the answer serializes"))?;
     out.set_item("runs", runs)?;

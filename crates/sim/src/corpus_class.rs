@@ -15,8 +15,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::profile::Profile;
+use crate::profile::{profile, Profile};
 use crate::profile_cache::profile_trace;
+use crate::workload::WorkloadSpec;
 use crate::SimError;
 
 /// A footprint this many times another's weighs as much as a share or miss ratio that
@@ -161,6 +162,13 @@ pub struct Class {
     pub standins: Vec<String>,
     /// Whether `nearest` has a validated stand-in.
     pub validated: bool,
+}
+
+/// The class of the trace `workload` replays (profiled whole) among the programs of
+/// the corpus `dir` (profiled `threads` at a time).
+pub fn class_of(workload: &WorkloadSpec, dir: &Path, threads: usize) -> Result<Class, SimError> {
+    let shape = profile(workload, u64::MAX)?;
+    Ok(classify(&shape, &Corpus::load(dir, threads)?))
 }
 
 /// The class of a trace whose shape is `shape`.
