@@ -8,7 +8,7 @@ use std::path::Path;
 use tierkit_sim::trace::info::{stats_with_top, TraceStats};
 use tierkit_sim::trace::oracle_general::{Convention, RecordReader};
 use tierkit_sim::trace::round_gaps::round_trace;
-use tierkit_sim::trace::{self, write_oracle_general, ClockUnit, Format, NativeWriter, PageAccess, PAGE_SHIFT};
+use tierkit_sim::trace::{self, write_oracle_general, Format, NativeWriter, PageAccess, PAGE_SHIFT};
 use tierkit_sim::workload::{self, Access, WorkloadSpec};
 
 use crate::machine_args::SizeArgs;
@@ -147,18 +147,9 @@ fn text(file: &str, format: Format, s: &TraceStats, next_access: Option<Conventi
 }
 
 /// `info`'s clock lines, when the trace has a clock: the instructions retired, the
-/// sample rate and the mean instructions per record (or the recording's duration).
+/// sample rate and the mean instructions per record.
 fn clock_text(s: &TraceStats) -> String {
     let Some(c) = s.clock else { return String::new() };
-    if c.unit == ClockUnit::Nanoseconds {
-        return format!(
-            "
-recorded              {:.3} s (the records carry wall-clock nanoseconds)
-             records/s             {:.0}",
-            c.instructions as f64 / 1e9,
-            s.accesses as f64 / (c.instructions.max(1) as f64 / 1e9)
-        );
-    }
     format!(
         "\ninstructions          {}\n\
          sampled               1 in {} memory-level accesses\n\
@@ -184,8 +175,6 @@ fn hottest_text(s: &TraceStats) -> String {
 
 /// `info`'s JSON report (`next_access` as in [`text`]).
 fn json(file: &str, format: Format, s: &TraceStats, next_access: Option<Convention>) -> serde_json::Value {
-    let instructions = s.clock.filter(|c| c.unit == ClockUnit::Instructions);
-    let wall = s.clock.filter(|c| c.unit == ClockUnit::Nanoseconds);
     serde_json::json!({
         "file": file,
         "format": format.name(),
@@ -199,10 +188,9 @@ fn json(file: &str, format: Format, s: &TraceStats, next_access: Option<Conventi
         "top1_share": s.top1_share,
         "top10_share": s.top10_share,
         "zipf_alpha": s.zipf_alpha,
-        "instructions": instructions.map(|c| c.instructions),
+        "instructions": s.clock.map(|c| c.instructions),
         "sample_every": s.clock.map(|c| c.sample_every),
-        "instructions_per_record": instructions.map(|c| c.instructions as f64 / s.accesses as f64),
-        "recorded_seconds": wall.map(|c| c.instructions as f64 / 1e9),
+        "instructions_per_record": s.clock.map(|c| c.instructions as f64 / s.accesses as f64),
         "hottest": s.hottest.iter().map(|&(page, n)| serde_json::json!({
             "page": page,
             "address": format!("{:#x}", page << PAGE_SHIFT),

@@ -118,8 +118,8 @@ fn bad_native_files_name_the_offset() {
 
     let e = with(&|b| b[0] = b'X');
     assert!(e.contains("bad.tkt: offset 0") && e.contains("magic"), "{e}");
-    let e = with(&|b| b[8] = 4);
-    assert!(e.contains("offset 8") && e.contains("unsupported native trace version 4"), "{e}");
+    let e = with(&|b| b[8] = 3);
+    assert!(e.contains("offset 8") && e.contains("unsupported native trace version 3"), "{e}");
     let e = with(&|b| b[10] = 4);
     assert!(e.contains("offset 10") && e.contains("unknown flags"), "{e}");
     let e = with(&|b| b[13] = 0x20);

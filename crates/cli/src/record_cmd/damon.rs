@@ -6,16 +6,9 @@
 //! shuffled order. Page numbers are virtual (address >> 12). Regions are DAMON's own
 //! (5 ms sampling, 10–1000 regions, adapted by the kernel), which resolve hot areas of a
 //! few hundred KiB, not single pages.
-//!
-//! The trace carries the recording's wall clock
-//! ([`tierkit_sim::trace::ClockUnit::Nanoseconds`]): the time
-//! from one snapshot read to the next is spread evenly over the next snapshot's records
-//! (carried over to the next one that has records when a snapshot has none), so a replay
-//! that follows the trace's clock spans the time the program ran, at the pace DAMON saw
-//! it.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use tierkit_linux::record::{self, DamonRecordConfig};
@@ -91,7 +84,7 @@ pub fn record(cmd: &[String], a: &DamonArgs, out: &Path) -> Result<Recorded> {
     };
     record::check(&cfg).context("cannot record with DAMON")?;
     let signals = Signals::install()?;
-    let mut writer = NativeWriter::with_wall_clock(out, false)?;
+    let mut writer = NativeWriter::create(out, false)?;
     let mut target = match Target::spawn(cmd) {
         Ok(t) => t,
         Err(e) => {
@@ -101,23 +94,14 @@ pub fn record(cmd: &[String], a: &DamonArgs, out: &Path) -> Result<Recorded> {
         }
     };
     let (mut in_turn, mut pages, mut accesses) = (Vec::new(), Vec::new(), 0u64);
-    let (mut last, mut unspent_ns) = (Instant::now(), 0u64);
     let mut sink = |n: u64, regions: &[Region]| -> Result<(), String> {
         in_turn.clear();
         in_turn.extend(regions.iter().map(in_pages));
         pages.clear();
         snapshot_samples(&in_turn, a.stride, n, &mut pages);
-        let now = Instant::now();
-        unspent_ns = unspent_ns.saturating_add(now.duration_since(last).as_nanos().try_into().unwrap_or(u64::MAX));
-        last = now;
-        if pages.is_empty() {
-            return Ok(());
+        for &page in &pages {
+            writer.push(PageAccess::read(page)).map_err(|e| e.to_string())?;
         }
-        for (&page, gap) in pages.iter().zip(spread(unspent_ns, pages.len())) {
-            let access = PageAccess { instructions: gap, ..PageAccess::read(page) };
-            writer.push(access).map_err(|e| e.to_string())?;
-        }
-        unspent_ns = 0;
         accesses += pages.len() as u64;
         Ok(())
     };
@@ -145,24 +129,9 @@ pub fn record(cmd: &[String], a: &DamonArgs, out: &Path) -> Result<Recorded> {
     })
 }
 
-/// `total` split into `parts` gaps as even as whole numbers allow, summing to `total`.
-fn spread(total: u64, parts: usize) -> impl Iterator<Item = u64> {
-    let (total, n) = (u128::from(total), parts.max(1) as u128);
-    (0..parts as u128).map(move |i| (total * (i + 1) / n - total * i / n) as u64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn an_interval_spreads_evenly_and_whole_over_a_snapshots_records() {
-        assert_eq!(spread(100_000_000, 4).collect::<Vec<_>>(), [25_000_000; 4]);
-        let odd: Vec<u64> = spread(10, 3).collect();
-        assert_eq!((odd.iter().sum::<u64>(), odd.iter().max().unwrap() - odd.iter().min().unwrap()), (10, 1));
-        assert_eq!(spread(u64::MAX, 2).map(u128::from).sum::<u128>(), u128::from(u64::MAX));
-        assert_eq!(spread(5, 0).count(), 0);
-    }
 
     #[test]
     fn regions_become_whole_pages() {

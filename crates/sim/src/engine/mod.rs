@@ -60,8 +60,7 @@ pub struct RunSpec {
     pub scale: u64,
     /// Replay a trace that carries its own clock on that clock: each record stands for
     /// the trace's sample rate of misses, the program's compute between records is its
-    /// instructions × `app.ns_per_instruction` on one thread (or its recorded nanoseconds,
-    /// [`crate::trace::ClockUnit`]), and `scale` and
+    /// instructions × `app.ns_per_instruction` on one thread, and `scale` and
     /// `app.compute_ns`/`app.threads` are not used. Off, or for a stream without a clock,
     /// time follows `scale`.
     pub follow_clock: bool,

@@ -16,7 +16,6 @@ use crate::model::AppModel;
 use crate::plain_cache::PlainCache;
 use crate::reference::{Oracle, Reference, ORACLE_EPOCHS};
 use crate::sources::Sources;
-use crate::trace::ClockUnit;
 use crate::workload;
 use crate::SimError;
 use crate::{budget, catalog};
@@ -41,11 +40,6 @@ impl<'s> Run<'s> {
             None => spec.scale,
         };
         let time_base = match clock {
-            Some(c) if c.unit == ClockUnit::Nanoseconds => format!(
-                "trace clock: {:.3} s recorded on 1 thread, 1 record = {} misses",
-                c.instructions as f64 / 1e9,
-                scale
-            ),
             Some(c) => format!(
                 "trace clock: {} instructions at {} ns each on 1 thread, 1 record = {} misses",
                 c.instructions, cfg.app.ns_per_instruction, scale

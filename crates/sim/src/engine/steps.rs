@@ -167,7 +167,7 @@ impl Run<'_> {
             migration_bytes,
             stall_ns: src.stall_ns + chunk.write_stall,
             mechanism_cpu_ns: cpu,
-            compute_ns: self.clock.map_or(0.0, |c| c.unit.compute_ns(chunk.instructions, app.ns_per_instruction)),
+            compute_ns: if self.clock.is_some() { chunk.instructions as f64 * app.ns_per_instruction } else { 0.0 },
         };
         let timing = solve(&self.cfg, &demand);
         let wall = timing.wall_ns;

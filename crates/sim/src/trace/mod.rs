@@ -78,42 +78,14 @@ impl PageAccess {
     }
 }
 
-/// A trace's own clock: the instructions the recorded program retired (or the
-/// nanoseconds of its recording, [`ClockUnit`]), of which each record's
-/// [`PageAccess::instructions`] is the share since the previous record.
+/// A trace's own clock: the instructions the recorded program retired, of which each
+/// record's [`PageAccess::instructions`] is the share since the previous record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TraceClock {
-    /// The sum of the records' gaps, in `unit`.
+    /// Instructions retired over the whole trace: the sum of the records' gaps.
     pub instructions: u64,
     /// The trace holds one in `sample_every` of the memory-level accesses (1: all).
     pub sample_every: u64,
-    /// What a gap counts.
-    pub unit: ClockUnit,
-}
-
-/// What the gaps of a trace's clock count.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ClockUnit {
-    /// Instructions retired (`record --via valgrind`): the simulator turns them into
-    /// time at the machine's `app.ns_per_instruction` and adds the memory stalls it models.
-    #[default]
-    Instructions,
-    /// Nanoseconds of the recording's wall clock (`record --via damon`: each snapshot's
-    /// aggregation interval, spread over its records). The recorded time already holds the
-    /// program's stalls on the recording machine; the simulator adds its modeled stalls on
-    /// top, which is negligible for sampled traces as sparse as DAMON's (thousands of
-    /// records a second) and would not be for a trace of every miss.
-    Nanoseconds,
-}
-
-impl ClockUnit {
-    /// Nanoseconds of compute a gap of `n` stands for at `ns_per_instruction`.
-    pub fn compute_ns(self, n: u64, ns_per_instruction: f64) -> f64 {
-        match self {
-            ClockUnit::Instructions => n as f64 * ns_per_instruction,
-            ClockUnit::Nanoseconds => n as f64,
-        }
-    }
 }
 
 /// A streaming reader of a trace's accesses.

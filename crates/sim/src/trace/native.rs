@@ -1,20 +1,19 @@
 //! tierkit's native trace format: page-number deltas as zigzag varints, zstd-compressed,
-//! behind a versioned header; version 2 adds the trace's own clock, version 3 a clock of
-//! wall-clock nanoseconds.
+//! behind a versioned header; version 2 adds the trace's own clock.
 //!
-//! # Layout (versions 2 and 3, written)
+//! # Layout (version 2, written)
 //!
 //! A 48-byte little-endian header:
 //!
 //! | offset | type | field |
 //! |---|---|---|
 //! | 0 | `[u8; 8]` | magic `TKTRACE\0` |
-//! | 8 | `u16` | format version (3 when flag bit 2 is set, else 2) |
-//! | 10 | `u16` | flags: bit 0 = each record carries a store flag; bit 1 = each record carries an instruction gap; bit 2 (version 3, only with bit 1) = the gaps count nanoseconds of the recording's wall clock, not instructions; other bits must be 0 |
+//! | 8 | `u16` | format version (2) |
+//! | 10 | `u16` | flags: bit 0 = each record carries a store flag; bit 1 = each record carries an instruction gap; other bits must be 0 |
 //! | 12 | `u32` | page size in bytes (4096) |
 //! | 16 | `u64` | accesses |
 //! | 24 | `u64` | distinct pages |
-//! | 32 | `u64` | instructions (nanoseconds with flag bit 2): the sum of the records' gaps (0 without flag bit 1) |
+//! | 32 | `u64` | instructions: the sum of the records' gaps (0 without flag bit 1) |
 //! | 40 | `u64` | `sample_every`: the trace holds one in this many memory-level accesses (at least 1) |
 //!
 //! The counts are consistent: distinct pages are at most accesses, and 0 only with 0
@@ -69,16 +68,15 @@ use ruzstd::decoding::StreamingDecoder;
 use tierkit_core::sketches::PageTable;
 use zstd::zstd_safe::CParameter;
 
-use super::{ClockUnit, PageAccess, PageReader, TraceClock};
+use super::{PageAccess, PageReader, TraceClock};
 use crate::budget;
 use crate::error::SimError;
 
 /// First 8 bytes of a native trace.
 pub const MAGIC: [u8; 8] = *b"TKTRACE\0";
 
-/// The newest format version this module reads and writes (version 3 is written only
-/// for a wall clock, so that every other trace stays readable by version 2 readers).
-pub const VERSION: u16 = 3;
+/// The format version this module writes.
+pub const VERSION: u16 = 2;
 
 /// Header bytes of the version written.
 pub const HEADER_BYTES: usize = 48;
@@ -91,8 +89,6 @@ pub const FLAG_WRITES: u16 = 1;
 
 /// Flag bit (version 2): each record carries an instruction gap.
 pub const FLAG_CLOCK: u16 = 2;
-/// Flag bit (version 3, with [`FLAG_CLOCK`]): the gaps count nanoseconds.
-pub const FLAG_WALL_CLOCK: u16 = 4;
 
 /// Page size the header must name.
 pub const PAGE_BYTES: u32 = 4096;
@@ -119,23 +115,16 @@ pub struct Header {
     pub accesses: u64,
     /// Distinct pages among them.
     pub pages: u64,
-    /// Instructions retired over the trace (nanoseconds, by `unit`), when records carry
-    /// gaps.
+    /// Instructions retired over the trace, when records carry instruction gaps.
     pub instructions: Option<u64>,
     /// One in this many memory-level accesses is in the trace (1 in version 1).
     pub sample_every: u64,
-    /// What the gaps count.
-    pub unit: ClockUnit,
 }
 
 impl Header {
     /// The trace's clock, when its records carry instruction gaps.
     pub fn clock(&self) -> Option<TraceClock> {
-        self.instructions.map(|instructions| TraceClock {
-            instructions,
-            sample_every: self.sample_every,
-            unit: self.unit,
-        })
+        self.instructions.map(|instructions| TraceClock { instructions, sample_every: self.sample_every })
     }
 
     /// Bytes of the header of a file of `version`.
@@ -147,15 +136,13 @@ impl Header {
         }
     }
 
-    /// The header as written: version 3 with a wall clock, else 2.
+    /// The header as written: always the current version.
     fn to_bytes(self) -> [u8; HEADER_BYTES] {
-        let wall = self.instructions.is_some() && self.unit == ClockUnit::Nanoseconds;
-        let flags = if self.writes { FLAG_WRITES } else { 0 }
-            | if self.instructions.is_some() { FLAG_CLOCK } else { 0 }
-            | if wall { FLAG_WALL_CLOCK } else { 0 };
+        let flags =
+            if self.writes { FLAG_WRITES } else { 0 } | if self.instructions.is_some() { FLAG_CLOCK } else { 0 };
         let mut b = [0u8; HEADER_BYTES];
         b[0..8].copy_from_slice(&MAGIC);
-        b[8..10].copy_from_slice(&self.version.to_le_bytes());
+        b[8..10].copy_from_slice(&VERSION.to_le_bytes());
         b[10..12].copy_from_slice(&flags.to_le_bytes());
         b[12..16].copy_from_slice(&PAGE_BYTES.to_le_bytes());
         b[16..24].copy_from_slice(&self.accesses.to_le_bytes());
@@ -165,7 +152,7 @@ impl Header {
         b
     }
 
-    /// Decodes and checks a header of version 1, 2 or 3 (`b` holds at least the header's
+    /// Decodes and checks a header of version 1 or 2 (`b` holds at least the header's
     /// bytes when the file does); errors are `(offset, what is wrong)`.
     fn parse(b: &[u8]) -> Result<Self, (u64, String)> {
         if b.len() < 8 || b[0..8] != MAGIC {
@@ -180,7 +167,7 @@ impl Header {
         if !(1..=VERSION).contains(&version) {
             return Err((
                 8,
-                format!("unsupported native trace version {version} (this tierkit reads versions 1 to {VERSION})"),
+                format!("unsupported native trace version {version} (this tierkit reads versions 1 and 2)"),
             ));
         }
         let need = Self::bytes_of(version);
@@ -191,11 +178,7 @@ impl Header {
             ));
         }
         let flags = u16_at(10);
-        let known = match version {
-            1 => FLAG_WRITES,
-            2 => FLAG_WRITES | FLAG_CLOCK,
-            _ => FLAG_WRITES | FLAG_CLOCK | FLAG_WALL_CLOCK,
-        };
+        let known = if version == 1 { FLAG_WRITES } else { FLAG_WRITES | FLAG_CLOCK };
         if flags & !known != 0 {
             return Err((10, format!("unknown flags {flags:#06x} (version {version} defines only bits {known:#b})")));
         }
@@ -208,10 +191,6 @@ impl Header {
             return Err((24, format!("corrupt header: {pages} distinct pages cannot hold {accesses} accesses")));
         }
         let (mut instructions, mut sample_every) = (None, 1);
-        let unit = if flags & FLAG_WALL_CLOCK != 0 { ClockUnit::Nanoseconds } else { ClockUnit::Instructions };
-        if flags & FLAG_WALL_CLOCK != 0 && flags & FLAG_CLOCK == 0 {
-            return Err((10, format!("corrupt header: flags {flags:#06x} say the gaps count nanoseconds (bit 2) but records carry no gaps (bit 1)")));
-        }
         if version >= 2 {
             let total = u64_at(32);
             if flags & FLAG_CLOCK != 0 {
@@ -224,7 +203,7 @@ impl Header {
                 return Err((40, "corrupt header: sample rate 0 (one in sample_every accesses; at least 1)".into()));
             }
         }
-        Ok(Self { version, writes: flags & FLAG_WRITES != 0, accesses, pages, instructions, sample_every, unit })
+        Ok(Self { version, writes: flags & FLAG_WRITES != 0, accesses, pages, instructions, sample_every })
     }
 }
 
@@ -253,8 +232,8 @@ pub struct NativeWriter {
     blocks: Option<SyncSender<Vec<u8>>>,
     compressor: Option<JoinHandle<io::Result<BufWriter<File>>>>,
     writes: bool,
-    /// What the records' gaps count, when they carry gaps.
-    clock: Option<ClockUnit>,
+    /// Whether records carry instruction gaps.
+    clock: bool,
     sample_every: u64,
     block: Vec<u8>,
     in_block: usize,
@@ -280,13 +259,7 @@ fn compress_blocks(
 impl NativeWriter {
     /// Creates `path` without a clock; `writes` records store flags.
     pub fn create(path: impl AsRef<Path>, writes: bool) -> Result<Self, SimError> {
-        Self::open(path.as_ref(), writes, None, 1)
-    }
-
-    /// Creates `path` with a wall clock: each record's [`PageAccess::instructions`] is the
-    /// nanoseconds of the recording since the previous record ([`ClockUnit::Nanoseconds`]).
-    pub fn with_wall_clock(path: impl AsRef<Path>, writes: bool) -> Result<Self, SimError> {
-        Self::open(path.as_ref(), writes, Some(ClockUnit::Nanoseconds), 1)
+        Self::open(path.as_ref(), writes, false, 1)
     }
 
     /// Creates `path` with a clock: each record keeps its
@@ -301,10 +274,10 @@ impl NativeWriter {
                 "at least 1 (1 keeps every access)",
             ));
         }
-        Self::open(path.as_ref(), writes, Some(ClockUnit::Instructions), sample_every)
+        Self::open(path.as_ref(), writes, true, sample_every)
     }
 
-    fn open(path: &Path, writes: bool, clock: Option<ClockUnit>, sample_every: u64) -> Result<Self, SimError> {
+    fn open(path: &Path, writes: bool, clock: bool, sample_every: u64) -> Result<Self, SimError> {
         let file = path.display().to_string();
         let io_err = |source| SimError::Io { file: file.clone(), source };
         let mut out = BufWriter::with_capacity(1 << 20, File::create(path).map_err(io_err)?);
@@ -338,11 +311,11 @@ impl NativeWriter {
     /// ignored otherwise).
     pub fn push(&mut self, a: PageAccess) -> Result<(), SimError> {
         put_varint(&mut self.block, zigzag(a.page.wrapping_sub(self.prev) as i64));
-        if self.clock.is_some() {
+        if self.clock {
             self.instructions = self.instructions.checked_add(a.instructions).ok_or_else(|| SimError::File {
                 file: self.file.clone(),
                 at: format!("access {}", self.accesses),
-                message: "the clock's total passes 2^64".into(),
+                message: "the instruction total passes 2^64".into(),
             })?;
             put_varint(&mut self.block, a.instructions);
         }
@@ -388,13 +361,12 @@ impl NativeWriter {
         self.flush_block()?;
         let mut out = self.join()?;
         let header = Header {
-            version: if self.clock == Some(ClockUnit::Nanoseconds) { VERSION } else { 2 },
+            version: VERSION,
             writes: self.writes,
             accesses: self.accesses,
             pages: self.seen.len() as u64,
-            instructions: self.clock.is_some().then_some(self.instructions),
+            instructions: self.clock.then_some(self.instructions),
             sample_every: self.sample_every,
-            unit: self.clock.unwrap_or_default(),
         };
         let r = out
             .flush()
@@ -419,7 +391,7 @@ impl Read for Counted {
     }
 }
 
-/// A streaming reader of native traces (versions 1 to 3).
+/// A streaming reader of native traces (versions 1 and 2).
 pub struct NativeReader {
     file: String,
     header: Header,

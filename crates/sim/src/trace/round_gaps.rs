@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use super::{open, ClockUnit, Format, NativeWriter, PageAccess};
+use super::{open, Format, NativeWriter, PageAccess};
 use crate::error::SimError;
 
 /// A gap rounder; see the module documentation.
@@ -78,10 +78,7 @@ pub fn round_trace(input: &Path, output: &Path, unit: Option<u64>) -> Result<(u6
         }
     };
     let mut rounder = GapRounder::new(unit);
-    let mut w = match clock.unit {
-        ClockUnit::Instructions => NativeWriter::with_clock(output, reader.records_stores(), clock.sample_every)?,
-        ClockUnit::Nanoseconds => NativeWriter::with_wall_clock(output, reader.records_stores())?,
-    };
+    let mut w = NativeWriter::with_clock(output, reader.records_stores(), clock.sample_every)?;
     let mut held: Option<PageAccess> = None;
     let mut records = 0u64;
     while let Some(a) = reader.next_access()? {

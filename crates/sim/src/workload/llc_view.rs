@@ -22,7 +22,7 @@
 //! length up front), then to replay it.
 
 use crate::error::SimError;
-use crate::trace::{ClockUnit, LlcFilter, TraceClock};
+use crate::trace::{LlcFilter, TraceClock};
 
 use super::{Access, Workload, WorkloadSpec};
 
@@ -105,11 +105,8 @@ pub fn build(
 
 impl LlcView {
     fn new(inner: Box<dyn Workload>, view: View, len: u64) -> Result<Self, SimError> {
-        let clock = TraceClock {
-            instructions: inner.len().saturating_mul(view.instructions),
-            sample_every: view.sample_every,
-            unit: ClockUnit::Instructions,
-        };
+        let clock =
+            TraceClock { instructions: inner.len().saturating_mul(view.instructions), sample_every: view.sample_every };
         Ok(Self {
             inner,
             view,
@@ -238,8 +235,7 @@ mod tests {
         let kept: u64 = drain_checked(&s).iter().sum();
         assert_eq!(kept, all.div_ceil(8));
         let mut w = crate::workload::build(&s).unwrap();
-        let unit = ClockUnit::Instructions;
-        assert_eq!(w.clock(), Some(TraceClock { instructions: 200_000 * 7, sample_every: 8, unit }));
+        assert_eq!(w.clock(), Some(TraceClock { instructions: 200_000 * 7, sample_every: 8 }));
         let mut out = Vec::new();
         let mut instructions = 0;
         while w.fill(&mut out, 1000) > 0 {
