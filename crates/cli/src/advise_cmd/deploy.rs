@@ -6,7 +6,9 @@
 //!   the recommended DRAM size holds, each weighted by its accesses in the trace.
 //!   Predicted: the share of the hot set's accesses the simulated policy served from
 //!   DRAM, were every DRAM hit on the hot set (its fast-tier hit ratio over the hot set's
-//!   share of the accesses, at most 1). Measured: the share of the hot set's accesses
+//!   share of the accesses, at most 1), over the last [`SETTLED_SHARE`] of the simulated
+//!   run: where the policy had brought the placement by the time the program ended, as
+//!   the live query is taken then. Measured: the share of the hot set's accesses
 //!   whose pages `move_pages(2)` finds on a fast node (among the pages the program has
 //!   mapped), queried every [`SAMPLE_EVERY`] while the program runs; the last query
 //!   counts (where the policy had brought the placement). The unweighted share of the
@@ -31,12 +33,17 @@ use tierkit_linux::signals::Signals;
 use tierkit_linux::target::Target;
 use tierkit_linux::topology::{Topology, TopologyOverrides};
 use tierkit_sim::advise::{Advice, Size};
+use tierkit_sim::result::{ratio, IntervalRecord};
 use tierkit_sim::trace::{self, info::stats_with_top};
 
 use crate::live_cmd::state_dir;
 
 /// How often the hot set's placement is queried during the live run.
 pub const SAMPLE_EVERY: Duration = Duration::from_secs(1);
+
+/// The closing share of the simulated run whose hit ratio predicts the placement at the
+/// end: its last tenth (the timeline's last intervals, at least one).
+pub const SETTLED_SHARE: f64 = 0.1;
 
 /// The live run's settings.
 fn config(policy: &str, source: SourceChoice, cpu_budget: f64) -> DaemonConfig {
@@ -88,7 +95,9 @@ pub struct Prediction {
     pub hot_pages: usize,
     pub hot_share: f64,
     pub hot_fast_residency: f64,
+    /// The fast-tier hit ratio over the whole run and over its last [`SETTLED_SHARE`].
     pub fast_hit_ratio: f64,
+    pub settled_hit_ratio: f64,
     pub promotions_per_s: f64,
     pub demotions_per_s: f64,
     /// The hot set's addresses and their accesses in the trace.
@@ -115,6 +124,12 @@ pub fn predict(adv: &Advice, trace_path: &str) -> Result<Prediction> {
         .iter()
         .find(|r| r.policy == size.best && r.ratio == size.ratio)
         .with_context(|| format!("--deploy: no run of {} at {} in the answer", size.best, size.ratio))?;
+    let settled = adv
+        .rows
+        .iter()
+        .find(|r| r.result.policy == size.best && ratio::text(r.result.ratio) == size.ratio)
+        .and_then(|r| settled_hit_ratio(&r.result.timeline))
+        .unwrap_or(run.fast_hit_ratio);
     let k = (size.dram_bytes / PAGE_SIZE) as usize;
     let stats = stats_with_top(trace::open(trace_path, None)?.as_mut(), trace_path, k)?;
     let hot_accesses: u64 = stats.hottest.iter().map(|h| h.1).sum();
@@ -124,13 +139,24 @@ pub fn predict(adv: &Advice, trace_path: &str) -> Result<Prediction> {
         ratio: size.ratio.clone(),
         hot_pages: stats.hottest.len(),
         hot_share,
-        hot_fast_residency: if hot_share > 0.0 { (run.fast_hit_ratio / hot_share).min(1.0) } else { 0.0 },
+        hot_fast_residency: if hot_share > 0.0 { (settled / hot_share).min(1.0) } else { 0.0 },
         fast_hit_ratio: run.fast_hit_ratio,
+        settled_hit_ratio: settled,
         promotions_per_s: run.promotions_per_s,
         demotions_per_s: run.demotions_per_s,
         hot: stats.hottest.iter().map(|h| (h.0 * PAGE_SIZE) as usize).collect(),
         weights: stats.hottest.iter().map(|h| h.1).collect(),
     })
+}
+
+/// The fast-tier hit ratio of the last [`SETTLED_SHARE`] of `timeline`'s intervals,
+/// weighted by their accesses; `None` without intervals or accesses.
+fn settled_hit_ratio(timeline: &[IntervalRecord]) -> Option<f64> {
+    let last = ((timeline.len() as f64 * SETTLED_SHARE).ceil() as usize).max(1);
+    let tail = &timeline[timeline.len().saturating_sub(last)..];
+    let accesses: u64 = tail.iter().map(|i| i.accesses).sum();
+    let hits: f64 = tail.iter().map(|i| i.fast_hit_ratio * i.accesses as f64).sum();
+    (accesses > 0).then(|| hits / accesses as f64)
 }
 
 /// What the live run measured.
@@ -243,12 +269,14 @@ pub fn text(pred: &Prediction, m: &Measured) -> String {
         format!("{:.3}", pred.fast_hit_ratio),
         opt(m.fast_hit_ratio, &|v| format!("{v:.3}"))
     );
+    out += &format!("  {:<44} {:>12.3}\n", "  over the run's last tenth", pred.settled_hit_ratio);
     out += "  (predicted rates are per second of the program's simulated time, measured ones per second of the \
             live run; the measured hit ratio is n/a where the source cannot estimate it)\n";
     out += &format!(
         "deploy: policy={} ratio={} hot_pages={} predicted_hot_fast={:.4} measured_hot_fast={} measured_hot_pages_fast={} samples={} \
          predicted_promotions_per_s={:.1} measured_promotions_per_s={:.1} predicted_demotions_per_s={:.1} \
-         measured_demotions_per_s={:.1} predicted_hit_ratio={:.4} measured_hit_ratio={} exit_code={}\n",
+         measured_demotions_per_s={:.1} predicted_hit_ratio={:.4} predicted_settled_hit_ratio={:.4} measured_hit_ratio={} \
+         exit_code={}\n",
         pred.policy,
         pred.ratio,
         pred.hot_pages,
@@ -261,8 +289,30 @@ pub fn text(pred: &Prediction, m: &Measured) -> String {
         pred.demotions_per_s,
         m.demotions_per_s,
         pred.fast_hit_ratio,
+        pred.settled_hit_ratio,
         opt(m.fast_hit_ratio, &|v| format!("{v:.4}")),
         m.exit_code.map_or("none".into(), |c| c.to_string()),
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn interval(accesses: u64, fast_hit_ratio: f64) -> IntervalRecord {
+        IntervalRecord { accesses, fast_hit_ratio, ..IntervalRecord::default() }
+    }
+
+    #[test]
+    fn the_settled_hit_ratio_is_the_last_tenths_access_weighted() {
+        // 20 intervals: a ramp at 0.1, then the last two at 0.5 (1,000 accesses) and 0.8 (3,000).
+        let mut t: Vec<IntervalRecord> = (0..18).map(|_| interval(1_000, 0.1)).collect();
+        t.extend([interval(1_000, 0.5), interval(3_000, 0.8)]);
+        let settled = settled_hit_ratio(&t).unwrap();
+        assert!((settled - (500.0 + 2_400.0) / 4_000.0).abs() < 1e-12, "{settled}");
+        assert_eq!(settled_hit_ratio(&t[..3]), Some(0.1), "at least one interval");
+        assert_eq!(settled_hit_ratio(&[]), None);
+        assert_eq!(settled_hit_ratio(&[interval(0, 0.0)]), None, "no accesses");
+    }
 }
