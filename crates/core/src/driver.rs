@@ -177,7 +177,9 @@ mod tests {
     }
 
     fn samples(pages: impl Iterator<Item = u64>) -> Vec<Event> {
-        pages.map(|page| Event::Sample { page, tier: TierId(1), word: None, write: false, time: 0 }).collect()
+        pages
+            .map(|page| Event::Sample { page, tier: TierId(1), word: None, write: false, time: 0, stall_ns: None })
+            .collect()
     }
 
     /// 2 free fast pages and pages 100..104 on the slow tier.

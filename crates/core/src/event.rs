@@ -21,6 +21,13 @@ pub enum Event {
         write: bool,
         /// When it happened.
         time: Nanos,
+        /// How long the miss held its thread up, ns: its amortized offcore latency
+        /// (SOAR/ALTO, OSDI'25), its latency divided by the misses in flight beside it.
+        /// The simulator reports it (the tier's loaded latency over the access's MLP
+        /// class). On hardware a source could take it from a PEBS record's retire latency
+        /// (Intel's timed PEBS, Sapphire Rapids on) or IBS's tag-to-retire cycles; `None`
+        /// where the source does not measure it, as the live perf source does not.
+        stall_ns: Option<f32>,
     },
     /// A NUMA hint fault (AutoNUMA, TPP): the page was protected by the scanner and then
     /// accessed.
@@ -69,4 +76,15 @@ pub enum Event {
         /// The page.
         page: Page,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_stays_four_words() {
+        // Sources hand events over in slices: a sample's stall must not grow them.
+        assert_eq!(std::mem::size_of::<Event>(), 32);
+    }
 }

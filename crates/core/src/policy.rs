@@ -58,7 +58,7 @@
 //! let mut sources = policy.sources();
 //! let mut plan = Plan::default();
 //! mem.free(0);                                   // make room for one promotion
-//! let batch = [Event::Sample { page: 6, tier: TierId(1), word: None, write: false, time: 0 }];
+//! let batch = [Event::Sample { page: 6, tier: TierId(1), word: None, write: false, time: 0, stall_ns: None }];
 //! policy.on_events(&batch, &mut Ctx { mem: &mem, plan: &mut plan, sources: &mut sources });
 //! Mover::default().execute(&mut plan, &mut mem, &mut Vec::new());
 //! assert_eq!(mem.tier_of(6), Some(TierId::FAST));

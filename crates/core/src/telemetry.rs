@@ -37,6 +37,13 @@ pub struct Telemetry {
     /// CPU time the application itself ran in the interval, ns (all its threads); 0
     /// where the platform does not know it.
     pub app_cpu_ns: u64,
+    /// The application's amortized offcore latency over the interval, ns (SOAR/ALTO,
+    /// OSDI'25): the time its threads waited on memory per miss, i.e. the mean latency
+    /// divided by the misses in flight. On Intel hardware
+    /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD /
+    /// OFFCORE_REQUESTS.DEMAND_DATA_RD` over the core clock; `None` where the platform
+    /// does not measure it (the live daemon does not).
+    pub aol_ns: Option<f64>,
 }
 
 impl Telemetry {

@@ -69,7 +69,14 @@ fn churn(policy: &mut dyn Policy) -> Worst {
         for _ in 0..3 {
             for page in (0..PAGES).filter(|&p| (p + tick) % 2 == 0) {
                 if let Some(tier) = mem.tier_of(page) {
-                    events.push(Event::Sample { page, tier, word: None, write: false, time: mem.now() });
+                    events.push(Event::Sample {
+                        page,
+                        tier,
+                        word: None,
+                        write: false,
+                        time: mem.now(),
+                        stall_ns: None,
+                    });
                 }
             }
         }

@@ -205,8 +205,22 @@ fn samples_become_policy_events_on_known_pages() {
     assert_eq!(
         out,
         vec![
-            Event::Sample { page: base >> 12, tier: TierId(0), word: Some(7), write: true, time: 4_000 },
-            Event::Sample { page: (base >> 12) + 1, tier: TierId(1), word: Some(1), write: false, time: 5_000 },
+            Event::Sample {
+                page: base >> 12,
+                tier: TierId(0),
+                word: Some(7),
+                write: true,
+                time: 4_000,
+                stall_ns: None
+            },
+            Event::Sample {
+                page: (base >> 12) + 1,
+                tier: TierId(1),
+                word: Some(1),
+                write: false,
+                time: 5_000,
+                stall_ns: None
+            },
         ]
     );
 }

@@ -28,6 +28,8 @@ const AHEAD: usize = 12;
 pub(crate) struct ChunkCounts<'a> {
     /// Accesses per tier.
     pub per_tier: &'a mut [u64],
+    /// Of those, the accesses of the dependent and of the streaming MLP class per tier.
+    pub classed: &'a mut [Vec<u64>; 2],
     /// Accesses not served by the fast tier, first touches included.
     pub misses: &'a mut u64,
     /// M5's access-count ratio, when measured.
@@ -99,6 +101,7 @@ fn replay<R: Replacement>(r: &mut R, accesses: &[Access], machine: &mut Machine,
             None => (machine.first_touch(a.page, true), true),
         };
         out.per_tier[tier as usize] += 1;
+        a.class.count(out.classed, tier as usize);
         if tier == 0 {
             if first {
                 *out.misses += 1; // a first touch misses even when it lands in the fast tier

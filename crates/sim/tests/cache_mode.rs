@@ -158,6 +158,8 @@ fn the_array_replay_gives_the_event_paths_result_field_for_field() {
         ("lru-cache", WorkloadSpec::new("gups", 16_384, 150_000, 5), (1, 8), false),
         ("clock-cache", WorkloadSpec::new("zipf", 30_000, 200_000, 3).with("alpha", 0.9), (1, 16), true),
         ("clock-cache", WorkloadSpec::new("hotset-shift", 30_000, 200_000, 6), (1, 8), false),
+        // Misses of three MLP classes, each timed at its own parallelism on either path.
+        ("lru-cache", WorkloadSpec::new("chase-stream", 20_000, 200_000, 7), (1, 16), false),
     ];
     for (policy, workload, ratio, measure_acr) in cases {
         let spec = RunSpec {

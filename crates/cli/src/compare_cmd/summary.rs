@@ -27,7 +27,10 @@ struct Record {
 const LEGEND: [(&str, &str); 8] = [
     ("%local", "throughput as a share of all-local's (every page in the fast tier)"),
     ("%oracle", "throughput as a share of the oracle's (each epoch's most-hit placement, knowing the future)"),
-    ("*", "beats the oracle, which maximizes fast-tier hits net of migration cost and does not model contention"),
+    (
+        "*",
+        "beats the oracle, which maximizes fast-tier hits net of migration cost and does not model contention or MLP classes",
+    ),
     ("hit", "share of accesses served by the fast tier"),
     ("promoted, demoted, migr GiB", "pages moved up and down, and the bytes copied"),
     ("tracking, cpu%", "the policy's metadata, and the tiering mechanism's CPU as a share of the application's"),

@@ -207,7 +207,14 @@ mod tests {
             if self.mem.tier_of(page).is_none() {
                 self.mem.touch(page);
             }
-            let ev = [Event::Sample { page, tier: self.mem.tier_of(page).unwrap(), word: None, write: false, time: 0 }];
+            let ev = [Event::Sample {
+                page,
+                tier: self.mem.tier_of(page).unwrap(),
+                word: None,
+                write: false,
+                time: 0,
+                stall_ns: None,
+            }];
             let mut plan = Plan::default();
             self.arc.on_events(&ev, &mut Ctx { mem: &self.mem, plan: &mut plan, sources: &mut self.sources });
             let mut results = Vec::new();

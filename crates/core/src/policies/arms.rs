@@ -42,10 +42,10 @@
 //! count as reads (the artifact weighs NVM writes by 1 on its CXL-like machine). Huge
 //! pages are out of scope.
 
+use super::score_table::{ScoreTable, Scored};
 use super::PolicySetup;
 use crate::memory::{MoveStatus, Resident, ScanCursor};
 use crate::policy::{Ctx, Migration, Policy, Sampling, SourceRequest};
-use crate::sketches::PageTable;
 use crate::telemetry::Telemetry;
 use crate::types::{Nanos, Page, TierId, MILLISECOND, SECOND};
 use crate::{Event, ParamError};
@@ -155,6 +155,15 @@ struct Record {
     can_promote: bool,
 }
 
+impl Scored for Record {
+    fn page(&self) -> Page {
+        self.page
+    }
+    fn score(&self) -> f32 {
+        self.score
+    }
+}
+
 /// The hot-change detector's state (artifact `detect_hot_change`).
 #[derive(Clone, Copy, Debug, Default)]
 struct Detector {
@@ -171,8 +180,7 @@ struct Detector {
 pub struct ArmsPolicy {
     params: ArmsParams,
     alpha: [f64; 2],
-    index: PageTable,
-    records: Vec<Record>,
+    table: ScoreTable<Record>,
     detector: Detector,
     /// Cost per move, ns (the artifact's promotion/demotion cost averages).
     move_cost: f64,
@@ -182,7 +190,6 @@ pub struct ArmsPolicy {
     /// Promotions minus demotions queued and not yet executed.
     inflight: i64,
     ticked: bool,
-    order: Vec<u32>,
     cursor: ScanCursor,
     scratch: Vec<Resident>,
 }
@@ -224,15 +231,13 @@ impl ArmsPolicy {
         Ok(Self {
             params,
             alpha: [alpha(p.short_window), alpha(p.long_window)],
-            index: PageTable::with_capacity(usize::try_from(setup.pages).unwrap_or(usize::MAX)),
-            records: Vec::new(),
+            table: ScoreTable::with_capacity(setup.pages),
             detector: Detector::default(),
             move_cost: p.min_move_cost_ns,
             tick_samples: 0,
             moved: 0,
             inflight: 0,
             ticked: false,
-            order: Vec::new(),
             cursor: ScanCursor::default(),
             scratch: Vec::new(),
         })
@@ -248,31 +253,16 @@ impl ArmsPolicy {
 
     fn on_sample(&mut self, page: Page) {
         self.tick_samples += 1;
-        let next = self.records.len() as u32;
-        let slot = *self.index.entry(page, next);
-        if slot == next {
-            let w = [0.0; 2];
-            self.records.push(Record {
-                page,
-                samples: 0,
-                hot_age: 0,
-                w,
-                score: 0.0,
-                prev_score: 0.0,
-                can_promote: false,
-            });
-        }
-        let r = &mut self.records[slot as usize];
+        let r = self.table.entry(page, || Record {
+            page,
+            samples: 0,
+            hot_age: 0,
+            w: [0.0; 2],
+            score: 0.0,
+            prev_score: 0.0,
+            can_promote: false,
+        });
         r.samples = r.samples.saturating_add(1);
-    }
-
-    fn forget(&mut self, page: Page) {
-        if let Some(slot) = self.index.remove(page) {
-            self.records.swap_remove(slot as usize);
-            if let Some(moved) = self.records.get(slot as usize) {
-                *self.index.entry(moved.page, slot) = slot;
-            }
-        }
     }
 
     /// Folds the interval's samples into the averages and rescores every page.
@@ -280,7 +270,7 @@ impl ArmsPolicy {
         let scale = self.period() as f64 / self.params.hf_sample_period as f64;
         let short = if self.detector.recency { self.params.recency_bias } else { self.params.history_bias };
         let bias = [short, 1.0 - short];
-        for r in &mut self.records {
+        for r in &mut self.table.records {
             let x = f64::from(r.samples) * scale;
             let mut score = 0.0;
             for ((w, a), b) in r.w.iter_mut().zip(self.alpha).zip(bias) {
@@ -291,22 +281,15 @@ impl ArmsPolicy {
             (r.prev_score, r.score, r.samples) = (r.score, score as f32, 0);
         }
         // Records whose averages have decayed to nothing say nothing more than no record.
-        let dead: Vec<Page> = self.records.iter().filter(|r| r.w[0].max(r.w[1]) < 1e-3).map(|r| r.page).collect();
-        dead.into_iter().for_each(|p| self.forget(p));
+        self.table.forget_where(|r| r.w[0].max(r.w[1]) < 1e-3);
     }
 
     /// Ranks the pages and updates hot ages; returns the hot set's size.
     fn rank(&mut self, capacity: u64) -> usize {
-        let records = &self.records;
-        self.order.clear();
-        self.order.extend(0..records.len() as u32);
-        self.order.sort_unstable_by(|&a, &b| {
-            let (a, b) = (&records[a as usize], &records[b as usize]);
-            b.score.total_cmp(&a.score).then(a.page.cmp(&b.page))
-        });
-        let hot = self.order.len().min(usize::try_from(capacity).unwrap_or(usize::MAX));
-        for (i, &slot) in self.order.iter().enumerate() {
-            let r = &mut self.records[slot as usize];
+        let hot = self.table.rank(capacity);
+        let t = &mut self.table;
+        for (i, &slot) in t.order.iter().enumerate() {
+            let r = &mut t.records[slot as usize];
             if i < hot && r.score > 0.0 {
                 r.hot_age += 1;
                 if r.hot_age > 1 && r.score >= r.prev_score {
@@ -369,10 +352,8 @@ impl ArmsPolicy {
             if !pass.next(ctx.mem, &mut self.cursor, self.params.scan_batch, &mut self.scratch) {
                 return None;
             }
-            let (index, records) = (&self.index, &self.records);
-            let cold = |r: &&Resident| {
-                r.tier == TierId::FAST && index.get(r.page).is_none_or(|s| records[s as usize].score <= 0.0)
-            };
+            let table = &self.table;
+            let cold = |r: &&Resident| r.tier == TierId::FAST && table.get(r.page).is_none_or(|h| h.score <= 0.0);
             pending.extend(self.scratch.iter().filter(cold).map(|r| r.page).rev());
         }
     }
@@ -387,9 +368,9 @@ impl ArmsPolicy {
         let (mut promote, mut demote) = (Vec::new(), Vec::new());
         // Demotion victims: fast pages with no score, then scored fast pages outside the
         // hot set, coldest first.
-        let mut scored_cold: Vec<(Page, [f32; 2], f32)> = self.order[hot..]
+        let mut scored_cold: Vec<(Page, [f32; 2], f32)> = self.table.order[hot..]
             .iter()
-            .map(|&s| self.records[s as usize])
+            .map(|&s| self.table.records[s as usize])
             .filter(|r| r.score > 0.0 && ctx.mem.tier_of(r.page) == Some(TierId::FAST))
             .map(|r| (r.page, r.w, r.score))
             .collect();
@@ -400,7 +381,7 @@ impl ArmsPolicy {
             if promote.len() >= max_moves {
                 break;
             }
-            let h = self.records[self.order[i] as usize];
+            let h = self.table.records[self.table.order[i] as usize];
             if h.score <= 0.0 {
                 break;
             }
@@ -476,7 +457,7 @@ impl Policy for ArmsPolicy {
         for e in events {
             match *e {
                 Event::Sample { page, .. } => self.on_sample(page),
-                Event::Free { page } => self.forget(page),
+                Event::Free { page } => self.table.forget(page),
                 _ => {}
             }
         }
@@ -506,17 +487,14 @@ impl Policy for ArmsPolicy {
             self.inflight += if m.to == TierId::FAST { -1 } else { 1 };
             match status {
                 MoveStatus::Moved => self.moved += 1,
-                MoveStatus::NotResident => self.forget(m.page),
+                MoveStatus::NotResident => self.table.forget(m.page),
                 _ => {}
             }
         }
     }
 
     fn metadata_bytes(&self) -> usize {
-        self.index.heap_bytes()
-            + self.records.capacity() * std::mem::size_of::<Record>()
-            + self.order.capacity() * std::mem::size_of::<u32>()
-            + self.scratch.capacity() * std::mem::size_of::<Resident>()
+        self.table.heap_bytes() + self.scratch.capacity() * std::mem::size_of::<Resident>()
     }
 }
 
@@ -563,7 +541,7 @@ mod tests {
         fn sample(&mut self, pages: impl Iterator<Item = Page> + Clone, times: usize) {
             let events: Vec<Event> = (0..times)
                 .flat_map(|_| pages.clone())
-                .map(|page| Event::Sample { page, tier: TierId(1), word: None, write: false, time: 0 })
+                .map(|page| Event::Sample { page, tier: TierId(1), word: None, write: false, time: 0, stall_ns: None })
                 .collect();
             let mut plan = Plan::default();
             self.policy.on_events(&events, &mut Ctx { mem: &self.mem, plan: &mut plan, sources: &mut self.sources });
@@ -585,6 +563,7 @@ mod tests {
                 tiers: vec![stats(0, t.fast_ns, 1e6), stats(1, t.slow_ns, t.slow_rate)],
                 mechanism_cpu_ns: t.cpu_ns,
                 app_cpu_ns: 0,
+                aol_ns: None,
             };
             let mut plan = Plan::default();
             self.policy.on_tick(&telemetry, &mut Ctx { mem: &self.mem, plan: &mut plan, sources: &mut self.sources });
@@ -766,15 +745,13 @@ mod tests {
         let mut plan = Plan::default();
         let frees = [Event::Free { page: 1000 }];
         rig.policy.on_events(&frees, &mut Ctx { mem: &rig.mem, plan: &mut plan, sources: &mut rig.sources });
-        assert_eq!(rig.policy.records.len(), 2);
-        for (page, slot) in rig.policy.index.iter() {
-            assert_eq!(rig.policy.records[slot as usize].page, page);
-        }
+        assert_eq!(rig.policy.table.len(), 2);
+        assert!(rig.policy.table.consistent());
         // Unsampled records decay away.
         for _ in 0..200 {
             rig.tick(LOADED);
         }
-        assert!(rig.policy.records.is_empty() && rig.policy.index.is_empty());
+        assert!(rig.policy.table.len() == 0 && rig.policy.table.consistent());
     }
 
     #[test]

@@ -403,7 +403,7 @@ mod tests {
     }
 
     fn sample(page: Page, tier: TierId) -> Event {
-        Event::Sample { page, tier, word: None, write: false, time: 0 }
+        Event::Sample { page, tier, word: None, write: false, time: 0, stall_ns: None }
     }
 
     /// One quantum of 10 ms: a default tier at `l_d` ns and an alternate tier at `l_a` ns,

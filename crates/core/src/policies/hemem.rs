@@ -410,7 +410,7 @@ mod tests {
     use crate::{InMemory, Memory, Mover, Plan};
 
     fn sample(page: Page, tier: TierId, write: bool) -> Event {
-        Event::Sample { page, tier, word: None, write, time: 0 }
+        Event::Sample { page, tier, word: None, write, time: 0, stall_ns: None }
     }
 
     /// `fast` fast pages, pages `0..pages` allocated in order (so `0..fast` are fast).

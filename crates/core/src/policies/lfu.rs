@@ -148,7 +148,8 @@ mod tests {
             mem.touch(page); // 0, 1, 2 fast; 3 slow
         }
         let mut sources = p.sources();
-        let s = |page, tier| Event::Sample { page, tier: TierId(tier), word: None, write: false, time: 0 };
+        let s =
+            |page, tier| Event::Sample { page, tier: TierId(tier), word: None, write: false, time: 0, stall_ns: None };
         let events = [s(0, 0), s(0, 0), s(1, 0), s(2, 0), s(2, 0), s(3, 1)];
         let mut plan = Plan::default();
         p.on_events(&events, &mut Ctx { mem: &mem, plan: &mut plan, sources: &mut sources });

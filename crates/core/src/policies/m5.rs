@@ -336,7 +336,7 @@ mod tests {
         let mut plan = Plan::default();
         let mut events: Vec<Event> =
             (0..4).map(|page| Event::Alloc { page, kind: PageKind::Anon, tier: TierId::FAST }).collect();
-        events.push(Event::Sample { page: 0, tier: TierId::FAST, word: None, write: false, time: 0 });
+        events.push(Event::Sample { page: 0, tier: TierId::FAST, word: None, write: false, time: 0, stall_ns: None });
         // A sparse page with one very hot word, a dense one with three warm words.
         events.push(Event::TopK { page: 11, word: Some(0), count: 100 });
         for word in 1..4 {

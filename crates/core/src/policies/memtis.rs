@@ -457,7 +457,7 @@ mod tests {
     use crate::{InMemory, Mover, Plan, SampleRate, TierStats};
 
     fn sample(page: Page, tier: TierId) -> Event {
-        Event::Sample { page, tier, word: None, write: false, time: 0 }
+        Event::Sample { page, tier, word: None, write: false, time: 0, stall_ns: None }
     }
 
     fn policy(params: MemtisParams, pages: u64) -> MemtisPolicy {

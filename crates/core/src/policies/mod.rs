@@ -2,6 +2,7 @@
 //! defaults come from the paper it implements; [`REGISTRY`] builds them by name.
 
 mod admission;
+mod alto;
 mod arc;
 mod arms;
 mod autonuma;
@@ -19,6 +20,7 @@ mod memtis;
 mod nomad;
 #[cfg(test)]
 mod rig;
+mod score_table;
 mod streams;
 mod threshold;
 mod tierkit;
@@ -26,6 +28,7 @@ mod tpp;
 pub mod tuning;
 mod two_q;
 
+pub use alto::{AltoParams, AltoPolicy};
 pub use arc::{ArcParams, ArcPolicy};
 pub use arms::{ArmsParams, ArmsPolicy};
 pub use autonuma::{AutoNumaParams, AutoNumaPolicy, AutoNumaStats};
@@ -244,6 +247,12 @@ pub const REGISTRY: &[Registered] = &[
         about: "NOMAD: TPP's hint-fault promotion and LRU demotion with shadow copies (clean demotions remap, no copy) and transactional promotion",
         build: |_, o| Ok(Box::new(TppPolicy::nomad(tuned::<NomadParams>(o)?)?)),
         params: describe_default::<NomadParams>,
+    },
+    Registered {
+        name: "alto",
+        about: "SOAR/ALTO: pages ranked by sampled stall (amortized offcore latency) instead of counts, benefit-gated promotions regulated by the application's AOL",
+        build: |s, o| Ok(Box::new(AltoPolicy::new(tuned::<AltoParams>(o)?, s)?)),
+        params: describe_default::<AltoParams>,
     },
     Registered {
         name: "arc",

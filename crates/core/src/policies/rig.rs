@@ -30,7 +30,7 @@ impl<P: Policy> Rig<P> {
         let tier = |p| self.mem.tier_of(p).unwrap_or(TierId(1));
         let events: Vec<Event> = (0..times)
             .flat_map(|_| pages.clone())
-            .map(|page| Event::Sample { page, tier: tier(page), word: None, write: false, time: 0 })
+            .map(|page| Event::Sample { page, tier: tier(page), word: None, write: false, time: 0, stall_ns: None })
             .collect();
         self.policy.on_events(&events, &mut Ctx { mem: &self.mem, plan: &mut self.plan, sources: &mut self.sources });
     }

@@ -136,7 +136,7 @@ mod tests {
     use crate::{InMemory, Memory, Mover, Plan, ScanMeter};
 
     fn sample(page: u64, tier: TierId) -> Event {
-        Event::Sample { page, tier, word: None, write: false, time: 0 }
+        Event::Sample { page, tier, word: None, write: false, time: 0, stall_ns: None }
     }
 
     fn step(policy: &mut ThresholdPolicy, mem: &mut InMemory, events: &[Event]) {

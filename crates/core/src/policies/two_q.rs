@@ -149,7 +149,7 @@ mod tests {
     use crate::{InMemory, Memory, Mover, Plan};
 
     fn sample(page: Page, mem: &InMemory) -> Event {
-        Event::Sample { page, tier: mem.tier_of(page).unwrap(), word: None, write: false, time: 0 }
+        Event::Sample { page, tier: mem.tier_of(page).unwrap(), word: None, write: false, time: 0, stall_ns: None }
     }
 
     #[test]

@@ -164,6 +164,7 @@ mod tests {
                 word: None,
                 write: false,
                 time: 0,
+                stall_ns: None,
             })
             .collect()
     }

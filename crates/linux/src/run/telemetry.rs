@@ -111,7 +111,7 @@ impl TelemetryBuilder {
             })
             .collect();
         self.sampled.iter_mut().for_each(|n| *n = 0);
-        Telemetry { now, interval, tiers, mechanism_cpu_ns, app_cpu_ns: 0 }
+        Telemetry { now, interval, tiers, mechanism_cpu_ns, app_cpu_ns: 0, aol_ns: None }
     }
 }
 
@@ -128,7 +128,7 @@ mod tests {
     use tierkit_core::{InMemory, MILLISECOND};
 
     fn sample(tier: u8) -> Event {
-        Event::Sample { page: 1, tier: TierId(tier), word: None, write: false, time: 0 }
+        Event::Sample { page: 1, tier: TierId(tier), word: None, write: false, time: 0, stall_ns: None }
     }
 
     #[test]

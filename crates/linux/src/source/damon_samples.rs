@@ -188,7 +188,7 @@ pub fn regions_to_samples(
     let (time, before) = (mem.now(), out.len());
     let mut emit = |unit: Page, count: u32| {
         if let Some(tier) = tier_of(unit) {
-            let sample = Event::Sample { page: unit, tier, word: None, write: false, time };
+            let sample = Event::Sample { page: unit, tier, word: None, write: false, time, stall_ns: None };
             out.extend(std::iter::repeat_n(sample, count as usize));
         }
     };

@@ -137,6 +137,7 @@ impl<'s> Run<'s> {
             buf: Vec::with_capacity(CHUNK),
             events: Vec::new(),
             counts: vec![0; tiers],
+            classed: [vec![0; tiers], vec![0; tiers]],
             now: 0.0,
             per_access_ns: 10.0,
             tick_window: Window::new(tiers),

@@ -8,8 +8,8 @@ use super::window::{Moves, Window};
 use super::{RunSpec, CHUNK};
 use crate::acr::AccessCountRatio;
 use crate::machine::Machine;
-use crate::model::timing::{solve, Demand};
-use crate::model::MachineConfig;
+use crate::model::timing::{solve, stall_ns, Demand};
+use crate::model::{MachineConfig, MlpClass};
 use crate::plain_cache::{ChunkCounts, PlainCache};
 use crate::reference::Oracle;
 use crate::result::{IntervalRecord, RunResult};
@@ -53,6 +53,9 @@ pub(super) struct Run<'s> {
     pub(super) events: Vec<Event>,
     /// The chunk's accesses per tier.
     pub(super) counts: Vec<u64>,
+    /// Of those, the accesses of [`MlpClass::Dependent`] and of [`MlpClass::Streaming`]
+    /// per tier.
+    pub(super) classed: [Vec<u64>; 2],
     /// Simulated time, ns.
     pub(super) now: f64,
     /// The previous chunk's wall time per access: spaces this chunk's event times.
@@ -101,6 +104,7 @@ impl Run<'_> {
         }
         let instructions = self.wl.take_instructions();
         self.counts.fill(0);
+        self.classed.iter_mut().for_each(|c| c.fill(0));
         Ok(Some(Chunk { n, t0: self.now, instructions, counted: 0, write_stall: 0.0 }))
     }
 
@@ -110,7 +114,12 @@ impl Run<'_> {
         let (t0, spacing) = (chunk.t0, self.per_access_ns);
         if let Some(cache) = self.plain.as_mut() {
             let acr = self.spec.measure_acr.then_some(&mut self.acr);
-            let counts = &mut ChunkCounts { per_tier: &mut self.counts, misses: &mut self.misses, acr };
+            let counts = &mut ChunkCounts {
+                per_tier: &mut self.counts,
+                classed: &mut self.classed,
+                misses: &mut self.misses,
+                acr,
+            };
             cache.run(&self.buf, &mut self.machine, counts);
             // The policy samples every access (period 1); the cache saw each itself.
             chunk.counted += self.sources.sampled_all(chunk.n as u64);
@@ -134,6 +143,7 @@ impl Run<'_> {
                     chunk.write_stall += self.machine.write(a.page, time);
                 }
                 self.counts[tier as usize] += 1;
+                a.class.count(&mut self.classed, tier as usize);
                 self.misses += (tier != 0) as u64;
                 if tier != 0 && self.spec.measure_acr {
                     self.acr.slow_access(a.page);
@@ -162,8 +172,11 @@ impl Run<'_> {
         let (migration_bytes, migration_cpu) = self.machine.take_costs();
         let cpu = src.cpu_ns + migration_cpu;
         let app = &self.cfg.app;
+        let real = |counts: &[u64]| counts.iter().map(|&c| c * self.scale).collect();
         let demand = Demand {
-            accesses: self.counts.iter().map(|&c| c * self.scale).collect(),
+            accesses: real(&self.counts),
+            dependent: real(&self.classed[0]),
+            streaming: real(&self.classed[1]),
             migration_bytes,
             stall_ns: src.stall_ns + chunk.write_stall,
             mechanism_cpu_ns: cpu,
@@ -175,9 +188,12 @@ impl Run<'_> {
         self.per_access_ns = wall / n;
         self.latency.clone_from(&timing.latency_ns);
         self.machine.set_now(self.now as Nanos);
+        let stall = stall_ns(&self.cfg, &demand, &self.latency);
         for w in [&mut self.tick_window, &mut self.record_window, &mut self.run_window] {
-            w.add(&demand.accesses, &self.latency, wall, cpu);
+            w.add(&demand.accesses, &self.latency, wall, cpu, stall);
         }
+        let mlp = [MlpClass::Default, MlpClass::Dependent, MlpClass::Streaming].map(|c| app.mlp_of(c));
+        self.sources.set_stalls(&self.latency, mlp);
         self.sources.retune(chunk.counted as f64 / wall * 1e9);
         let bytes_per_sec = self.cfg.migration.max_bytes_per_sec;
         self.budget.pages = (self.budget.pages + wall * 1e-9 * bytes_per_sec / PAGE_SIZE as f64).min(self.budget.cap);

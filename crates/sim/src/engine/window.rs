@@ -6,11 +6,14 @@ use tierkit_core::{Memory, Nanos, Telemetry, TierId, TierStats, PAGE_SIZE};
 use crate::machine::Machine;
 use crate::result::IntervalRecord;
 
-/// Real accesses per tier, their latency, and the wall and mechanism CPU time of a slice.
+/// Real accesses per tier, their latency and the stall they caused, and the wall and
+/// mechanism CPU time of a slice.
 #[derive(Default)]
 pub(super) struct Window {
     accesses: Vec<u64>,
     latency_weighted: Vec<f64>,
+    /// Time threads waited on the accesses, ns summed over threads.
+    stall_ns: f64,
     pub(super) wall_ns: f64,
     pub(super) cpu_ns: f64,
 }
@@ -20,11 +23,12 @@ impl Window {
         Self { accesses: vec![0; tiers], latency_weighted: vec![0.0; tiers], ..Default::default() }
     }
 
-    pub(super) fn add(&mut self, counts: &[u64], latency: &[f64], wall: f64, cpu: f64) {
+    pub(super) fn add(&mut self, counts: &[u64], latency: &[f64], wall: f64, cpu: f64, stall: f64) {
         for t in 0..counts.len() {
             self.accesses[t] += counts[t];
             self.latency_weighted[t] += counts[t] as f64 * latency[t];
         }
+        self.stall_ns += stall;
         self.wall_ns += wall;
         self.cpu_ns += cpu;
     }
@@ -69,7 +73,16 @@ impl Window {
             })
             .collect();
         let app_cpu_ns = (interval_ns * threads as f64) as u64;
-        Telemetry { now, interval: interval_ns as Nanos, tiers, mechanism_cpu_ns: self.cpu_ns as u64, app_cpu_ns }
+        let misses: u64 = self.accesses.iter().sum();
+        let aol_ns = (misses > 0).then(|| self.stall_ns / misses as f64);
+        Telemetry {
+            now,
+            interval: interval_ns as Nanos,
+            tiers,
+            mechanism_cpu_ns: self.cpu_ns as u64,
+            app_cpu_ns,
+            aol_ns,
+        }
     }
 
     /// The timeline point of this slice, ending at `now`, with the moves made in it.

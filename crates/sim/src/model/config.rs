@@ -38,6 +38,19 @@ pub struct AppModel {
     /// throughput is N·64/L for N in-flight requests; ~10 line-fill buffers per core on
     /// the Xeons of the papers, of which random-access code keeps a few busy: 4.
     pub mlp: f64,
+    /// Misses in flight per thread for a dependent load chain (pointer chasing: each
+    /// address comes from the previous load, class [`MlpClass::Dependent`]): 1, the
+    /// unloaded case of Colloid §3.1 (footnote 1: one request in flight) and the random
+    /// pointer chase of SOAR/ALTO's microbenchmark (OSDI'25, `src/microbenchmark`).
+    #[serde(default = "default_mlp_dependent")]
+    pub mlp_dependent: f64,
+    /// Misses in flight per thread for independent streaming loads (sequential scans,
+    /// class [`MlpClass::Streaming`]): 10, every line-fill buffer of the papers' Xeons
+    /// busy (Colloid §3.1: N is bounded by the line-fill buffers; Colloid §5.1, Fig. 8, measures
+    /// 2.82x the in-flight misses per core for sequential 4 KiB objects as for random
+    /// 64 B ones, 4 x 2.82 = 11, beyond the ~10 buffers).
+    #[serde(default = "default_mlp_streaming")]
+    pub mlp_streaming: f64,
     /// Compute time per miss per thread, ns (work between misses). 20 ns: a
     /// memory-bound workload (the papers' choice of workloads).
     pub compute_ns: f64,
@@ -51,6 +64,52 @@ pub struct AppModel {
 
 fn default_ns_per_instruction() -> f64 {
     0.4
+}
+
+fn default_mlp_dependent() -> f64 {
+    1.0
+}
+
+fn default_mlp_streaming() -> f64 {
+    10.0
+}
+
+/// How a miss overlaps with its thread's other misses: which of the application's
+/// memory-level parallelism figures its latency is divided by ([`AppModel::mlp_of`]).
+/// Generators set it per access; trace records carry none and are `Default`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum MlpClass {
+    /// The application's own parallelism, `app.mlp`.
+    #[default]
+    Default,
+    /// A dependent load chain (pointer chasing), `app.mlp_dependent`.
+    Dependent,
+    /// Independent streaming loads, `app.mlp_streaming`.
+    Streaming,
+}
+
+impl MlpClass {
+    /// Counts a miss of this class served by `tier` in `classed` (dependent, streaming);
+    /// a miss of the default class is counted by the total alone.
+    #[inline]
+    pub(crate) fn count(self, classed: &mut [Vec<u64>; 2], tier: usize) {
+        if self != Self::Default {
+            classed[self as usize - 1][tier] += 1;
+        }
+    }
+}
+
+impl AppModel {
+    /// Misses in flight per thread for a miss of `class`.
+    #[inline]
+    pub fn mlp_of(&self, class: MlpClass) -> f64 {
+        match class {
+            MlpClass::Default => self.mlp,
+            MlpClass::Dependent => self.mlp_dependent,
+            MlpClass::Streaming => self.mlp_streaming,
+        }
+    }
 }
 
 /// Migration costs (the data movement itself is charged as bandwidth: 4 KiB read on the
@@ -162,7 +221,14 @@ impl MachineConfig {
             name: name.to_string(),
             tiers: vec![dram, slow],
             curve: LatencyCurve::default(),
-            app: AppModel { threads: 16, mlp: 4.0, compute_ns: 20.0, ns_per_instruction: default_ns_per_instruction() },
+            app: AppModel {
+                threads: 16,
+                mlp: 4.0,
+                mlp_dependent: default_mlp_dependent(),
+                mlp_streaming: default_mlp_streaming(),
+                compute_ns: 20.0,
+                ns_per_instruction: default_ns_per_instruction(),
+            },
             migration: MigrationModel {
                 cpu_ns_per_page: 5_000.0,
                 cpu_ns_per_call: 20_000.0,
@@ -272,8 +338,14 @@ impl MachineConfig {
         if self.app.threads == 0 {
             return bad("app.threads", 0.0, "at least 1 thread");
         }
-        if !(self.app.mlp >= 1.0 && self.app.mlp.is_finite()) {
-            return bad("app.mlp", self.app.mlp, "at least 1 miss in flight");
+        for (k, v) in [
+            ("app.mlp", self.app.mlp),
+            ("app.mlp_dependent", self.app.mlp_dependent),
+            ("app.mlp_streaming", self.app.mlp_streaming),
+        ] {
+            if !(v >= 1.0 && v.is_finite()) {
+                return bad(k, v, "at least 1 miss in flight");
+            }
         }
         if !(self.app.compute_ns >= 0.0 && self.app.compute_ns.is_finite()) {
             return bad("app.compute_ns", self.app.compute_ns, "a non-negative time");
@@ -349,7 +421,14 @@ mod tests {
         assert_eq!(m.tiers[1].latency_ns, 3.0);
         let m = base.set("tiers.1.latency_ns=200").unwrap().set("tiers.0.background_gbps = 60").unwrap();
         assert_eq!((m.tiers[1].latency_ns, m.tiers[0].background_gbps), (200.0, 60.0));
-        for bad in ["app.thread=3", "tiers.5.latency_ns=1", "app.threads=0", "app.threads='x'", "nonsense"] {
+        for bad in [
+            "app.thread=3",
+            "tiers.5.latency_ns=1",
+            "app.threads=0",
+            "app.threads='x'",
+            "nonsense",
+            "app.mlp_dependent=0.5",
+        ] {
             assert!(base.set(bad).is_err(), "{bad} accepted");
         }
         let e = base.merge_toml("[app]\nthreadz = 4\n", "m.toml").unwrap_err().to_string();

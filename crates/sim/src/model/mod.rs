@@ -7,5 +7,5 @@ pub mod latency;
 mod resolve;
 pub mod timing;
 
-pub use config::{AppModel, MachineConfig, MechanismCosts, MigrationModel, TierModel};
+pub use config::{AppModel, MachineConfig, MechanismCosts, MigrationModel, MlpClass, TierModel};
 pub use latency::LatencyCurve;

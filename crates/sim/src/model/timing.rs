@@ -1,14 +1,19 @@
 //! The time model: how long an interval of accesses takes on the modeled machine.
 //!
-//! In an interval the application issues `n_t` last-level-cache misses to each tier `t`
-//! and migrations move `m_t` bytes through it. Each of the `T` threads keeps `N` misses
-//! in flight and computes `c` ns per miss, so by Little's law (Colloid §3.1: per-core
-//! throughput N·64/L) the application needs
+//! In an interval the application issues `n_t,k` last-level-cache misses of MLP class `k`
+//! ([`MlpClass`]) to each tier `t` and migrations move `m_t` bytes through it. Each of the
+//! `T` threads keeps `N_k` misses of class `k` in flight (`app.mlp` for the default
+//! class, `app.mlp_dependent` for pointer chasing, `app.mlp_streaming` for streaming)
+//! and computes `c` ns per miss, so by Little's law (Colloid §3.1: per-core throughput
+//! N·64/L) the application needs
 //!
 //! ```text
-//! W_app(W) = ( Σ_t n_t · (c + L_t(u_t(W)) / N)  +  stalls  +  mechanism CPU ) / T
-//! u_t(W)   = (64·n_t + m_t) / (W · B_t)  +  background_t / B_t
+//! W_app(W) = ( Σ_t Σ_k n_t,k · (c + L_t(u_t(W)) / N_k)  +  stalls  +  mechanism CPU ) / T
+//! u_t(W)   = (64·n_t + m_t) / (W · B_t)  +  background_t / B_t,   n_t = Σ_k n_t,k
 //! ```
+//!
+//! `L_t / N_k` is the miss's amortized offcore latency (SOAR/ALTO, OSDI'25): the time
+//! its thread waits for it, which [`stall_ns`] sums over an interval.
 //!
 //! of wall time, where `L_t` is the loaded latency ([`super::LatencyCurve`]) at
 //! utilization `u_t`: the faster the interval runs, the higher the utilization and the
@@ -18,13 +23,17 @@
 //! time threads spend blocked (hint faults); mechanism CPU is tiering work (sampling,
 //! scanning, migration) that competes for the application's cores.
 
-use super::config::MachineConfig;
+use super::config::{MachineConfig, MlpClass};
 
 /// One interval's demand.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Demand {
-    /// Misses served by each tier.
+    /// Misses served by each tier, of every class.
     pub accesses: Vec<u64>,
+    /// Of those, the misses of [`MlpClass::Dependent`] per tier (empty: none).
+    pub dependent: Vec<u64>,
+    /// Of those, the misses of [`MlpClass::Streaming`] per tier (empty: none).
+    pub streaming: Vec<u64>,
     /// Migration bytes read or written on each tier.
     pub migration_bytes: Vec<u64>,
     /// Thread time blocked in faults, ns (summed over threads).
@@ -47,6 +56,33 @@ pub struct Timing {
     pub utilization: Vec<f64>,
 }
 
+impl Demand {
+    /// Misses of tier `t` per class, with the class's MLP: default, dependent, streaming.
+    fn by_class(&self, t: usize, cfg: &MachineConfig) -> [(f64, f64); 3] {
+        let at = |v: &[u64]| v.get(t).copied().unwrap_or(0);
+        let (dependent, streaming) = (at(&self.dependent), at(&self.streaming));
+        let default = at(&self.accesses) - dependent - streaming;
+        let app = &cfg.app;
+        [
+            (default as f64, app.mlp_of(MlpClass::Default)),
+            (dependent as f64, app.mlp_of(MlpClass::Dependent)),
+            (streaming as f64, app.mlp_of(MlpClass::Streaming)),
+        ]
+    }
+}
+
+/// The time the application's threads waited for `demand`'s misses at the loaded
+/// `latency_ns` per tier, ns summed over threads: Σ_t Σ_k n_t,k · L_t / N_k.
+pub fn stall_ns(cfg: &MachineConfig, demand: &Demand, latency_ns: &[f64]) -> f64 {
+    let mut stall = 0.0;
+    for (t, &latency) in latency_ns.iter().enumerate() {
+        for (n, mlp) in demand.by_class(t, cfg) {
+            stall += n * latency / mlp;
+        }
+    }
+    stall
+}
+
 /// Solves `demand` on `cfg`.
 pub fn solve(cfg: &MachineConfig, demand: &Demand) -> Timing {
     let tiers = &cfg.tiers;
@@ -63,9 +99,10 @@ pub fn solve(cfg: &MachineConfig, demand: &Demand) -> Timing {
     let app = |wall: f64| -> f64 {
         let mut thread_ns = demand.stall_ns + demand.mechanism_cpu_ns + demand.compute_ns;
         for (t, tier) in tiers.iter().enumerate() {
-            let n = demand.accesses.get(t).copied().unwrap_or(0) as f64;
             let latency = tier.latency_ns * cfg.curve.factor(util(t, wall));
-            thread_ns += n * (cfg.app.compute_ns + latency / cfg.app.mlp);
+            for (n, mlp) in demand.by_class(t, cfg) {
+                thread_ns += n * (cfg.app.compute_ns + latency / mlp);
+            }
         }
         thread_ns / cfg.app.threads as f64
     };
@@ -133,6 +170,32 @@ mod tests {
         assert!(t.latency_ns[0] > 3.0 * cfg.tiers[0].latency_ns);
         // Under 2x contention, the loaded DRAM is slower than idle CXL: Colloid's regime.
         assert!(t.latency_ns[0] > cfg.tiers[1].latency_ns);
+    }
+
+    #[test]
+    fn each_class_waits_its_latency_over_its_own_mlp() {
+        let mut cfg = MachineConfig::preset("cxl").unwrap();
+        cfg.app.threads = 1;
+        let n = 1000u64;
+        let classed = |dependent: u64, streaming: u64| Demand {
+            accesses: vec![0, n],
+            dependent: vec![0, dependent],
+            streaming: vec![0, streaming],
+            ..Default::default()
+        };
+        let latency = [85.0, 124.0];
+        // All default: n x L / app.mlp; a class moves its misses to its own MLP.
+        let default = stall_ns(&cfg, &classed(0, 0), &latency);
+        assert!((default - n as f64 * 124.0 / cfg.app.mlp).abs() < 1e-6, "{default}");
+        let chased = stall_ns(&cfg, &classed(n, 0), &latency);
+        assert!((chased - n as f64 * 124.0 / cfg.app.mlp_dependent).abs() < 1e-6, "{chased}");
+        let streamed = stall_ns(&cfg, &classed(0, n), &latency);
+        assert!((streamed - n as f64 * 124.0 / cfg.app.mlp_streaming).abs() < 1e-6, "{streamed}");
+        // The same misses take longer when they are chased, less when streamed.
+        let wall = |d: &Demand| solve(&cfg, d).wall_ns;
+        assert!(wall(&classed(0, n)) < wall(&classed(0, 0)) && wall(&classed(0, 0)) < wall(&classed(n, 0)));
+        // A lone thread's dependent chain runs at compute + unloaded latency per miss.
+        assert!((wall(&classed(n, 0)) / n as f64 - (20.0 + 124.0)).abs() < 1.0);
     }
 
     #[test]

@@ -89,6 +89,14 @@ impl Sources {
         }
     }
 
+    /// Tells the sampler the stall per miss by tier and class (`latency_ns[t] /
+    /// mlp[class]`), which its samples report.
+    pub(crate) fn set_stalls(&mut self, latency_ns: &[f64], mlp: [f64; 3]) {
+        if let Some(s) = &mut self.sampler {
+            s.set_stalls(latency_ns, mlp);
+        }
+    }
+
     /// Re-derives a Hz sampler's period from the counted access rate.
     pub(crate) fn retune(&mut self, counted_rate_per_sec: f64) {
         if let Some(s) = &mut self.sampler {

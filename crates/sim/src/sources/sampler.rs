@@ -2,11 +2,12 @@
 //!
 //! Every counted access (all tiers, or slow tiers only) decrements a countdown; at zero
 //! the access becomes an [`Event::Sample`] with its page, serving tier, word and
-//! read/write flag. A rate in Hz is turned into a period from the access rate the
-//! application achieved in the previous interval (what `perf -F` does with its
-//! frequency mode). Periods above 1 are jittered uniformly in [P/2, 3P/2] so that
-//! periodic access patterns do not alias with the sampler. Each sample costs
-//! `mechanisms.sample_ns` of CPU.
+//! read/write flag, and the stall it caused: the serving tier's loaded latency (of the
+//! previous chunk, [`Sampler::set_stalls`]) over the MLP of the access's class. A rate
+//! in Hz is turned into a period from the access rate the application achieved in the
+//! previous interval (what `perf -F` does with its frequency mode). Periods above 1 are
+//! jittered uniformly in [P/2, 3P/2] so that periodic access patterns do not alias with
+//! the sampler. Each sample costs `mechanisms.sample_ns` of CPU.
 
 use tierkit_core::dist::Rng;
 use tierkit_core::{Event, Nanos, SampleRate, Sampling, TierId};
@@ -20,11 +21,13 @@ pub(crate) struct Sampler {
     rng: Rng,
     /// Samples taken since the last drain.
     pub(crate) taken: u64,
+    /// Stall per miss, ns, by tier and [`MlpClass`].
+    stalls: Vec<[f32; 3]>,
 }
 
 impl Sampler {
     pub(crate) fn new(config: Sampling, seed: u64) -> Self {
-        let mut s = Self { config, period: 0, countdown: 0, rng: Rng::new(seed), taken: 0 };
+        let mut s = Self { config, period: 0, countdown: 0, rng: Rng::new(seed), taken: 0, stalls: Vec::new() };
         s.period = match config.rate {
             SampleRate::Period(p) => p,
             // Before any interval has run, start at one sample per 1000 accesses.
@@ -68,13 +71,19 @@ impl Sampler {
         }
     }
 
-    /// Whether accesses on `tier` are counted.
-    #[inline(always)]
+    /// Sets the stall per miss by tier and class: `latency_ns[t] / mlp[class]`.
+    pub(crate) fn set_stalls(&mut self, latency_ns: &[f64], mlp: [f64; 3]) {
+        self.stalls.clear();
+        self.stalls.extend(latency_ns.iter().map(|&l| mlp.map(|m| (l / m) as f32)));
+    }
+
     /// Whether every access on every tier is a sample (period 1, no tier filter).
     pub(crate) fn takes_every_access(&self) -> bool {
         self.period == 1 && !self.config.slow_tiers_only
     }
 
+    /// Whether accesses on `tier` are counted.
+    #[inline(always)]
     pub(crate) fn counts(&self, tier: u8) -> bool {
         !self.config.slow_tiers_only || tier != 0
     }
@@ -88,7 +97,8 @@ impl Sampler {
         if self.countdown == 0 {
             self.taken += 1;
             let word = self.config.words.then_some(a.word);
-            events.push(Event::Sample { page: a.page, tier: TierId(tier), word, write: a.write, time });
+            let stall_ns = self.stalls.get(tier as usize).map(|s| s[a.class as usize]);
+            events.push(Event::Sample { page: a.page, tier: TierId(tier), word, write: a.write, time, stall_ns });
             self.countdown = self.next_countdown();
         }
     }
@@ -97,11 +107,17 @@ impl Sampler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::MlpClass;
 
     fn run(s: &mut Sampler, n: u64, tier_of: impl Fn(u64) -> u8) -> Vec<Event> {
         let mut ev = Vec::new();
         for i in 0..n {
-            s.on_access(&Access { page: i, word: (i % 64) as u8, write: i % 2 == 0 }, tier_of(i), i, &mut ev);
+            s.on_access(
+                &Access { page: i, word: (i % 64) as u8, write: i % 2 == 0, class: MlpClass::Default },
+                tier_of(i),
+                i,
+                &mut ev,
+            );
         }
         ev
     }
@@ -111,7 +127,27 @@ mod tests {
         let mut s = Sampler::new(Sampling { words: true, ..Sampling::every(1) }, 1);
         let ev = run(&mut s, 100, |_| 1);
         assert_eq!(ev.len(), 100);
-        assert_eq!(ev[3], Event::Sample { page: 3, tier: TierId(1), word: Some(3), write: false, time: 3 });
+        assert_eq!(
+            ev[3],
+            Event::Sample { page: 3, tier: TierId(1), word: Some(3), write: false, time: 3, stall_ns: None }
+        );
+    }
+
+    #[test]
+    fn a_sample_reports_its_tiers_latency_over_its_class_mlp() {
+        let mut s = Sampler::new(Sampling::every(1), 1);
+        let mut ev = Vec::new();
+        let access = |class| Access { page: 1, word: 0, write: false, class };
+        s.on_access(&access(MlpClass::Dependent), 1, 0, &mut ev);
+        s.set_stalls(&[80.0, 120.0], [4.0, 1.0, 10.0]);
+        for class in [MlpClass::Default, MlpClass::Dependent, MlpClass::Streaming] {
+            s.on_access(&access(class), 1, 0, &mut ev);
+        }
+        s.on_access(&access(MlpClass::Dependent), 0, 0, &mut ev);
+        let stalls: Vec<Option<f32>> =
+            ev.iter().map(|e| if let Event::Sample { stall_ns, .. } = *e { stall_ns } else { None }).collect();
+        // Before any latency is known the stall is not reported.
+        assert_eq!(stalls, [None, Some(30.0), Some(120.0), Some(12.0), Some(80.0)]);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use tierkit_core::sketches::PageTable;
 
 use super::{open, Format, PageReader, TraceClock};
 use crate::error::SimError;
-use crate::workload::{Access, Workload};
+use crate::workload::{Access, MlpClass, Workload};
 
 /// A trace replayed as a workload. Opening reads the trace once (up to `limit`
 /// accesses) to number its pages and count its accesses, keeping only the page map (a
@@ -99,7 +99,7 @@ impl PageTrace {
             };
             self.instructions += a.instructions;
             self.left -= 1;
-            out.push(Access { page: page as u64, word: 0, write: a.write });
+            out.push(Access { page: page as u64, word: 0, write: a.write, class: MlpClass::Default });
         }
         Ok(())
     }

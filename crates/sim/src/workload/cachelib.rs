@@ -42,7 +42,7 @@ use tierkit_core::dist::{Rng, Zipf};
 use tierkit_core::hash::mix64;
 
 use super::zipf::Permutation;
-use super::{Access, Workload, WorkloadSpec};
+use super::{Access, MlpClass, Workload, WorkloadSpec};
 use crate::budget;
 use crate::error::SimError;
 
@@ -259,7 +259,12 @@ impl Workload for CacheLib {
             let run = &mut self.runs[self.next];
             let take = run.left.min(n - done);
             for line in run.line..run.line + take {
-                out.push(Access { page: line >> 6, word: (line & 63) as u8, write: run.write });
+                out.push(Access {
+                    page: line >> 6,
+                    word: (line & 63) as u8,
+                    write: run.write,
+                    class: MlpClass::Default,
+                });
             }
             run.line += take;
             run.left -= take;

@@ -43,7 +43,7 @@ use self::bfs::{Bfs, BFS_ARRAYS};
 use self::cc::{Cc, CC_ARRAYS};
 use self::graph::Graph;
 use self::pr::{Pr, PR_ARRAYS};
-use super::{Access, Workload, WorkloadSpec};
+use super::{Access, MlpClass, Workload, WorkloadSpec};
 use crate::budget;
 use crate::error::SimError;
 
@@ -101,7 +101,7 @@ impl Em {
             return;
         }
         r.last = line << 1 | write as u64;
-        self.buf.push(Access { page: r.base + (byte >> 12), word: (line & 63) as u8, write });
+        self.buf.push(Access { page: r.base + (byte >> 12), word: (line & 63) as u8, write, class: MlpClass::Default });
     }
 
     #[inline]

@@ -16,7 +16,7 @@
 use tierkit_core::dist::Rng;
 
 use super::zipf::Permutation;
-use super::{Access, Generate, Stream, Workload, WorkloadSpec};
+use super::{Access, Generate, MlpClass, Stream, Workload, WorkloadSpec};
 use crate::error::SimError;
 
 struct Gups {
@@ -58,7 +58,7 @@ impl Generate for Gups {
         } else {
             self.hot + self.rng.below(self.pages - self.hot)
         };
-        Access { page: self.perm.apply(rank), word: (x & 63) as u8, write: true }
+        Access { page: self.perm.apply(rank), word: (x & 63) as u8, write: true, class: MlpClass::Default }
     }
 }
 

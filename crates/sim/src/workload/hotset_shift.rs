@@ -19,7 +19,7 @@
 use tierkit_core::dist::{Rng, Zipf};
 
 use super::zipf::Permutation;
-use super::{Access, Generate, Stream, Workload, WorkloadSpec};
+use super::{Access, Generate, MlpClass, Stream, Workload, WorkloadSpec};
 use crate::error::SimError;
 
 struct HotsetShift {
@@ -89,7 +89,7 @@ impl Generate for HotsetShift {
             self.before_shift -= 1;
         }
         let word = (self.rng.next_u64() & 63) as u8;
-        Access { page: self.perm.apply(rank), word, write: false }
+        Access { page: self.perm.apply(rank), word, write: false, class: MlpClass::Default }
     }
 }
 

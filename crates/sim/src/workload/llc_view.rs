@@ -134,7 +134,7 @@ impl LlcView {
             let addr = (a.page << 12) | (u64::from(a.word) << 6);
             self.llc.access(addr, 1, a.write, &mut |m| {
                 if (*misses).is_multiple_of(every) {
-                    ready.push_back(Access { page: m.page, word: 0, write: m.write });
+                    ready.push_back(Access { page: m.page, word: 0, write: m.write, class: a.class });
                 }
                 *misses += 1;
             });

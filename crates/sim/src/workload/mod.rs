@@ -14,10 +14,12 @@ use std::collections::BTreeMap;
 use tierkit_core::PageKind;
 
 use crate::error::SimError;
+pub use crate::model::MlpClass;
 
 pub use heat::page_heat;
 
 mod cachelib;
+mod chase_stream;
 mod gap;
 mod gups;
 mod heat;
@@ -39,12 +41,15 @@ pub struct Access {
     pub word: u8,
     /// A store.
     pub write: bool,
+    /// How the miss overlaps with its thread's others (the MLP its latency is divided
+    /// by); every generator but `chase-stream`, and every trace, leaves the default.
+    pub class: MlpClass,
 }
 
 impl Access {
     /// A read of word 0 of `page`.
     pub fn read(page: u64) -> Self {
-        Self { page, word: 0, write: false }
+        Self { page, word: 0, write: false, class: MlpClass::Default }
     }
 }
 
@@ -279,6 +284,12 @@ pub const REGISTRY: &[Registered] = &[
     },
     Registered { name: "scan", about: "one-time sequential pollution over a Zipf hot set", build: scan::build },
     Registered { name: "sparse-kv", about: "small objects: few hot words per page (M5 §4)", build: sparse_kv::build },
+    Registered {
+        name: "chase-stream",
+        about:
+            "pointer chasing (MLP 1) beside streamed arrays taking more accesses per page (SOAR/ALTO's microbenchmark)",
+        build: chase_stream::build,
+    },
     Registered {
         name: "trace",
         about: "a trace file: native, oracle-general, csv, lackey, perf-script, pinatrace or damo (detected; options \

@@ -23,7 +23,7 @@
 use tierkit_core::dist::{Rng, Zipf};
 
 use super::zipf::Permutation;
-use super::{Access, Generate, Stream, Workload, WorkloadSpec};
+use super::{Access, Generate, MlpClass, Stream, Workload, WorkloadSpec};
 use crate::error::SimError;
 
 struct Scan {
@@ -88,7 +88,7 @@ impl Scan {
         if self.before_scan > 0 {
             self.before_scan -= 1;
         } else if self.scan_page < self.pages && self.rng.next_u64() >> 11 < self.scan_below {
-            let access = Access { page: self.scan_page, word: self.scan_line, write: false };
+            let access = Access { page: self.scan_page, word: self.scan_line, write: false, class: MlpClass::Default };
             self.scan_line += 1;
             if self.scan_line == self.scan_lines {
                 self.scan_line = 0;
@@ -98,7 +98,12 @@ impl Scan {
             return access;
         }
         let slot = self.perm.apply(self.zipf.sample(&mut self.rng) - 1);
-        Access { page: slot * self.stride, word: (self.rng.next_u64() & 63) as u8, write: false }
+        Access {
+            page: slot * self.stride,
+            word: (self.rng.next_u64() & 63) as u8,
+            write: false,
+            class: MlpClass::Default,
+        }
     }
 }
 

@@ -22,7 +22,7 @@
 use tierkit_core::dist::{Rng, Zipf};
 
 use super::zipf::Permutation;
-use super::{Access, Generate, Stream, Workload, WorkloadSpec};
+use super::{Access, Generate, MlpClass, Stream, Workload, WorkloadSpec};
 use crate::error::SimError;
 
 struct SparseKv {
@@ -78,7 +78,7 @@ impl Generate for SparseKv {
         let page = self.perm.apply(index);
         let offset = page.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58;
         let word = ((slot >> self.per_word_log) + offset) & 63;
-        Access { page, word: word as u8, write: false }
+        Access { page, word: word as u8, write: false, class: MlpClass::Default }
     }
 }
 

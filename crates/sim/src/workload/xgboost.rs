@@ -35,7 +35,7 @@
 use tierkit_core::dist::Rng;
 use tierkit_core::hash::mix64;
 
-use super::{Access, Workload, WorkloadSpec};
+use super::{Access, MlpClass, Workload, WorkloadSpec};
 use crate::error::SimError;
 
 const MATRIX: usize = 0;
@@ -200,7 +200,7 @@ impl Xgboost {
         let line = self.base[array] + byte / 64;
         if self.last[array] != line {
             self.last[array] = line;
-            self.pending.push(Access { page: line >> 6, word: (line & 63) as u8, write });
+            self.pending.push(Access { page: line >> 6, word: (line & 63) as u8, write, class: MlpClass::Default });
         }
     }
 

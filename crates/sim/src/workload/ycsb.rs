@@ -17,7 +17,7 @@
 use tierkit_core::dist::{Rng, Zipf};
 
 use super::zipf::Permutation;
-use super::{Access, Generate, Stream, Workload, WorkloadSpec};
+use super::{Access, Generate, MlpClass, Stream, Workload, WorkloadSpec};
 use crate::error::SimError;
 
 struct Ycsb {
@@ -79,7 +79,8 @@ impl Generate for Ycsb {
             self.op_left = self.lines;
             self.write = self.rng.next_u64() >> 11 >= self.read_below;
         }
-        let access = Access { page: self.line >> 6, word: (self.line & 63) as u8, write: self.write };
+        let access =
+            Access { page: self.line >> 6, word: (self.line & 63) as u8, write: self.write, class: MlpClass::Default };
         self.line += 1;
         self.op_left -= 1;
         access

@@ -5,7 +5,7 @@
 
 use tierkit_core::dist::{Rng, Zipf};
 
-use super::{Access, Generate, Stream, Workload, WorkloadSpec};
+use super::{Access, Generate, MlpClass, Stream, Workload, WorkloadSpec};
 use crate::error::SimError;
 
 struct ZipfWorkload {
@@ -69,7 +69,7 @@ impl Generate for ZipfWorkload {
     fn next_access(&mut self) -> Access {
         let rank = self.zipf.sample(&mut self.rng) - 1;
         let word = (self.rng.next_u64() & 63) as u8;
-        Access { page: self.perm.apply(rank), word, write: false }
+        Access { page: self.perm.apply(rank), word, write: false, class: MlpClass::Default }
     }
 }
 

@@ -41,7 +41,7 @@ impl Rig {
         let tier = |p| self.mem.tier_of(p).unwrap_or(TierId(1));
         let events: Vec<Event> = (0..times)
             .flat_map(|_| pages.clone())
-            .map(|page| Event::Sample { page, tier: tier(page), word: None, write: false, time: 0 })
+            .map(|page| Event::Sample { page, tier: tier(page), word: None, write: false, time: 0, stall_ns: None })
             .collect();
         self.policy.on_events(&events, &mut Ctx { mem: &self.mem, plan: &mut self.plan, sources: &mut self.sources });
         self.run_mover();
@@ -184,6 +184,7 @@ fn pages_ahead_of_a_sweep_are_prefetched_in_place_of_unsampled_pages_only() {
             word: None,
             write: false,
             time: (page - 1000) * MILLISECOND,
+            stall_ns: None,
         })
         .collect();
     rig.policy.on_events(&events, &mut Ctx { mem: &rig.mem, plan: &mut rig.plan, sources: &mut rig.sources });

@@ -309,6 +309,7 @@ pub fn samples_to_events(
             word: Some(s.word()),
             write: s.write().unwrap_or(false),
             time: s.time.saturating_sub(origin_ns),
+            stall_ns: None,
         });
     }
     out.len() - before
