@@ -22,7 +22,7 @@ pub struct LiveOptions {
     /// Policy to run (any registered one; `tierkit list` names them), with settings where given (`tierkit:sample_rate_hz=10000`; `tierkit list --params POLICY`).
     #[arg(long, default_value = "tierkit")]
     policy: String,
-    /// Access source: damon, perf, kernel, or auto (damon, else perf).
+    /// Access source: damon, perf, kernel (the kernel's NUMA-balancing tiering), damos (the kernel's DAMOS migrate_hot/migrate_cold schemes, system-wide, quotas tuned by tierkit), or auto (damon, else perf).
     #[arg(long, default_value = "auto", value_parser = parse_source)]
     source: SourceChoice,
     /// Decide but never move a page (decisions are reported as would-promote/demote).
@@ -199,7 +199,7 @@ mod tests {
         assert_eq!(parse_seconds_or_zero("0").unwrap(), Duration::ZERO);
         assert!(parse_seconds("0").unwrap_err().to_string().contains("more than 0"));
         assert!(parse_seconds("-1").is_err() && parse_seconds("soon").is_err());
-        assert!(parse_source("dmon").unwrap_err().contains("damon, perf, kernel or auto"));
+        assert!(parse_source("dmon").unwrap_err().contains("damon, perf, kernel, damos or auto"));
         assert_eq!(state_dir(Some("/x".into())), PathBuf::from("/x"));
         assert_eq!(spawn_failure_code(&TargetError::NotFound { command: "x".into() }), 127);
     }

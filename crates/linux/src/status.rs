@@ -120,6 +120,9 @@ pub struct Summary {
     pub hit_ratio: Option<f64>,
     /// tierkit's total CPU time.
     pub cpu: Duration,
+    /// The CPU time of the kdamond thread working for tierkit (DAMON sources), when
+    /// measured.
+    pub kdamond_cpu: Option<Duration>,
     /// The daemon loop's CPU time by phase ([`crate::run::phases`]); empty when no
     /// loop ran.
     pub cpu_split: Vec<(&'static str, Duration)>,
@@ -206,6 +209,10 @@ pub fn format_summary(s: &Summary) -> String {
             format_bytes(s.rss_bytes)
         ),
     );
+    if let Some(k) = s.kdamond_cpu {
+        let core = if secs > 0.0 { k.as_secs_f64() / secs } else { 0.0 };
+        line("kdamond", &format!("cpu {:.2} s ({} of a core)", k.as_secs_f64(), format_percent(core)));
+    }
     if s.cpu_split.iter().any(|(_, d)| !d.is_zero()) {
         let parts: Vec<String> = s.cpu_split.iter().map(|(n, d)| format!("{n} {:.2} s", d.as_secs_f64())).collect();
         line("cpu split", &parts.join(", "));
@@ -373,6 +380,7 @@ mod tests {
             fast_residency: Some(0.5),
             hit_ratio: Some(0.912),
             cpu: Duration::from_millis(1500),
+            kdamond_cpu: None,
             cpu_split: vec![("source", Duration::from_millis(900)), ("policy", Duration::from_millis(250))],
             rss_bytes: 12 << 20,
             knobs: vec![

@@ -220,6 +220,19 @@ pub fn preflight(cfg: &DaemonConfig) -> Result<Topology, DaemonError> {
         SourceChoice::Only(SourceKind::Damon) => {
             crate::source::damon::DamonMonitor::check_available(&cfg.root).map_err(|e| source_error(e.into()))?;
         }
+        SourceChoice::Only(SourceKind::Damos) => {
+            if cfg.dry_run {
+                return Err(DaemonError::Options(
+                    "--dry-run cannot be combined with --source damos: the kernel moves pages itself".to_string(),
+                ));
+            }
+            if topology.tiers.len() < 2 {
+                let why = "the machine has no slow memory tier to migrate to (name slow nodes with --slow)";
+                return Err(source_error(SourceError::Unavailable { source_name: "damos", why: why.to_string() }));
+            }
+            crate::source::damon::KdamondClaim::check_available(&cfg.root).map_err(|e| source_error(e.into()))?;
+            return Ok(topology);
+        }
         _ => {}
     }
     // A throwaway instance says what the policy asks for.
@@ -244,6 +257,13 @@ pub fn preflight(cfg: &DaemonConfig) -> Result<Topology, DaemonError> {
         }
     }
     Err(source_error(first_error.unwrap_or(SourceError::NoneAvailable(Vec::new()))))
+}
+
+/// The nodes the damos source migrates between: the first node of the fast tier and the
+/// first of the next tier (`None` with a single tier).
+fn damos_nodes(topology: &Topology) -> Option<(u32, u32)> {
+    let first = |tier: u8| topology.tier_nodes(TierId(tier)).first().copied();
+    Some((first(0)?, first(1)?))
 }
 
 /// How tierkit sizes a policy for `process`: the fast tier it may fill (the pages it
@@ -321,7 +341,7 @@ pub fn run(
         *process.pacer_mut() =
             MovePacer::new(PacerConfig { bandwidth: Some(mbps * 1_000_000), ..PacerConfig::default() })?;
     }
-    let engine = if cfg.source == SourceChoice::Only(SourceKind::Kernel) {
+    let engine = if matches!(cfg.source, SourceChoice::Only(kind) if kind.kernel_moves_pages()) {
         None
     } else {
         let policy = match policies::build(&cfg.policy, &policy_setup(&process)) {
@@ -336,6 +356,7 @@ pub fn run(
         state_dir: cfg.state_dir.clone(),
         pid,
         policy: engine.as_ref().map(|e| (e.policy_name().to_string(), *e.sources())),
+        nodes: damos_nodes(&topology),
     };
     let mut source = match LiveSource::open(choice, &setup) {
         Ok(source) => source,

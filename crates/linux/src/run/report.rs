@@ -132,6 +132,9 @@ impl Report {
         if held.no_room + held.cooling > 0 {
             line.push_str(&format!(" held_back_no_room={} held_back_cooling={}", held.no_room, held.cooling));
         }
+        if let Some(k) = s.kdamond_cpu {
+            line.push_str(&format!(" kdamond_cpu_ms={}", k.as_millis()));
+        }
         for (name, spent) in &s.cpu_split {
             line.push_str(&format!(" cpu_ms_{name}={}", spent.as_millis()));
         }
@@ -183,6 +186,7 @@ mod tests {
             fast_residency: Some(0.5),
             hit_ratio: None,
             cpu: Duration::from_millis(20),
+            kdamond_cpu: None,
             cpu_split: Vec::new(),
             rss_bytes: 1 << 20,
             knobs,

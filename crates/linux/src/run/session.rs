@@ -6,7 +6,7 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use tierkit_core::{Event, Memory, Page, SourceRequest, MILLISECOND, PAGE_SIZE};
+use tierkit_core::{Event, Memory, Page, MILLISECOND, PAGE_SIZE};
 
 use super::cadence::Cadence;
 use super::engine::Engine;
@@ -93,8 +93,10 @@ pub(super) struct Session<'a> {
     tick: Duration,
     samples: u64,
     lost: u64,
-    /// Kernel source: the kernel's moves as last published to the metrics.
+    /// Kernel and damos sources: the kernel's moves as last published to the metrics.
     kernel_published: (u64, u64),
+    /// The source's own hit ratio when it stopped (damos).
+    source_hit: Option<f64>,
     next_tick: Instant,
     next_refresh: Instant,
     next_free: Instant,
@@ -168,6 +170,7 @@ impl<'a> Session<'a> {
             samples: 0,
             lost: 0,
             kernel_published: (0, 0),
+            source_hit: None,
             next_tick: now + tick,
             next_refresh: now + REFRESH_MIN,
             next_free: now + FREE_EVERY,
@@ -310,6 +313,10 @@ impl<'a> Session<'a> {
     /// Polls the source into `events`; `Ok(true)` when it saw the target exit.
     fn poll(&mut self) -> Result<bool, String> {
         let Some(source) = self.source.as_mut() else { return Ok(true) };
+        if source.wants_fresh_free() {
+            let _ = self.process.refresh_free();
+            self.next_free = Instant::now() + FREE_EVERY;
+        }
         let (engine, process) = (self.engine.as_ref(), &self.process);
         let tier_of = |p: Page| match engine {
             Some(e) => e.tier_of(process, p),
@@ -506,10 +513,15 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// The hit ratio: the source's own (damos), else from the samples.
+    fn hit_ratio(&self) -> Option<f64> {
+        self.source.as_ref().and_then(LiveSource::hit_ratio).or(self.source_hit).or(self.telemetry.hit_ratio())
+    }
+
     /// The residency, hit ratio and self-usage gauges.
     fn publish_gauges(&mut self) {
         self.metrics.set_fast_tier_residency(fast_residency(&self.process.resident_by_tier()));
-        self.metrics.set_hit_ratio(self.telemetry.hit_ratio());
+        self.metrics.set_hit_ratio(self.hit_ratio());
         if let Ok(usage) = SelfUsage::read(&self.cfg.root) {
             self.usage = usage;
             self.metrics.set_self_usage(&usage);
@@ -542,7 +554,7 @@ impl<'a> Session<'a> {
             promoted_pages: promoted - self.mark.promoted,
             demoted_pages: demoted - self.mark.demoted,
             fast_residency: fast_residency(&self.process.resident_by_tier()),
-            hit_ratio: self.telemetry.hit_ratio(),
+            hit_ratio: self.hit_ratio(),
             cpu_percent: self.cpu.update(own_cpu_since(self.started_cpu)),
             rss_bytes: self.usage.rss_bytes,
         };
@@ -556,16 +568,22 @@ impl<'a> Session<'a> {
         if self.stretch() > 1 {
             text.push_str(&format!(" | budget: 1 poll in {}", self.stretch()));
         }
+        if let Some(note) = self.source.as_ref().and_then(LiveSource::status_note) {
+            text.push_str(&format!(" | {note}"));
+        }
         let _ = writeln!(log, "tierkit: status {text}");
     }
 
     /// Stops the source (giving back kernel state) and prints the summary block.
     pub(super) fn finish(mut self, ended: Ended, log: &mut dyn Write) -> Report {
         let (mut kind, mut knobs) = (None, Vec::new());
+        // Before the source stops: stopping ends the kdamond thread.
+        let kdamond_cpu = self.kdamond.as_ref().and_then(Kdamond::cpu);
         if let Some(mut source) = self.source.take() {
-            if source.kind() == SourceKind::Kernel {
-                let _ = source.poll(&self.process, &|_| None, &SourceRequest::default(), &mut Vec::new());
+            if source.kind().kernel_moves_pages() {
+                source.final_poll(&self.process);
                 self.kernel_published = source.kernel_moves().map_or((0, 0), |k| (k.promoted, k.demoted));
+                self.source_hit = source.hit_ratio();
             }
             kind = Some(source.kind());
             let stopped = source.stop();
@@ -592,8 +610,9 @@ impl<'a> Session<'a> {
             move_calls: (self.process.pacer().counts().calls, self.process.pacer().counts().pages_sent),
             held_back: self.process.held_back(),
             fast_residency: fast_residency(&self.process.resident_by_tier()),
-            hit_ratio: self.telemetry.hit_ratio(),
+            hit_ratio: self.hit_ratio(),
             cpu,
+            kdamond_cpu,
             cpu_split: self.phases.split(),
             rss_bytes: usage.rss_bytes,
             knobs,
@@ -637,6 +656,7 @@ pub(super) fn empty_report(
         fast_residency: None,
         hit_ratio: None,
         cpu: own_cpu_since(started_cpu),
+        kdamond_cpu: None,
         cpu_split: Vec::new(),
         rss_bytes: usage.rss_bytes,
         knobs: Vec::new(),

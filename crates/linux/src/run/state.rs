@@ -4,16 +4,16 @@
 //! The lock is `flock(2)` on `<state dir>/daemon.lock` (the state dir is `/run/tierkit`
 //! by default), holding the owner's pid for messages. The kernel drops it when its
 //! holder dies, however it dies, so a lock that can be taken means no tierkit is
-//! running, and then any state file left in the directory (`knobs.json`, `damon.json`)
-//! belongs to a run that was killed: its knobs are put back and its kdamond given back
-//! before anything else happens.
+//! running, and then any state file left in the directory (`knobs.json`, `damon.json`,
+//! `damos.json`) belongs to a run that was killed: its knobs are put back and its
+//! kdamond given back before anything else happens.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-use crate::source::damon::DamonMonitor;
+use crate::source::damon::KdamondClaim;
 use crate::source::kernel::KernelTiering;
 
 /// The lock file's name in the state directory.
@@ -22,6 +22,8 @@ pub const LOCK_FILE: &str = "daemon.lock";
 pub const KNOBS_FILE: &str = "knobs.json";
 /// The DAMON source's kdamond claim.
 pub const DAMON_FILE: &str = "damon.json";
+/// The DAMOS source's kdamond claim.
+pub const DAMOS_FILE: &str = "damos.json";
 
 /// Why the state directory could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -105,10 +107,14 @@ pub fn acquire(root: &Path, state_dir: &Path) -> Result<Acquired, StateError> {
         )),
         Err(e) => problems.push(format!("recovering a killed run's kernel knobs: {e}")),
     }
-    match DamonMonitor::recover(root, &state_dir.join(DAMON_FILE)) {
-        Ok(true) => recovered.push("gave back the kdamond a killed tierkit run had claimed".to_string()),
-        Ok(false) => {}
-        Err(e) => problems.push(format!("recovering a killed run's kdamond: {e}")),
+    for (file, source) in [(DAMON_FILE, "damon"), (DAMOS_FILE, "damos")] {
+        match KdamondClaim::recover(root, &state_dir.join(file)) {
+            Ok(true) => {
+                recovered.push(format!("gave back the kdamond a killed tierkit run had claimed ({source} source)"))
+            }
+            Ok(false) => {}
+            Err(e) => problems.push(format!("recovering a killed run's kdamond ({source} source): {e}")),
+        }
     }
     Ok(Acquired { lock: StateLock { _file: file }, recovered, problems })
 }

@@ -1,6 +1,7 @@
 //! The live access sources behind one type: DAMON, perf sampling, and the kernel's own
-//! tiering, each turned into [`tierkit_core::Event`] batches for the policy (or, for
-//! `kernel`, into the kernel's own promotion and demotion counts).
+//! tiering (NUMA balancing, or DAMOS migration schemes), each turned into
+//! [`tierkit_core::Event`] batches for the policy (or, for `kernel` and `damos`, into the
+//! kernel's own promotion and demotion counts).
 //!
 //! DAMON monitors the target with at least [`LIVE_MIN_REGIONS`] regions, starting from
 //! its anonymous memory ([`crate::source::damon::initial_regions`]). Policies that ask for
@@ -14,6 +15,7 @@ use std::time::{Duration, Instant};
 use tierkit_core::{Event, Memory, Nanos, Page, SourceRequest, TierId};
 
 use super::damon_samples::{regions_to_samples, sample_budget, SampleRng};
+use super::damos_live::DamosLive;
 use crate::source::damon::{self, DamonError, DamonMonitor, DamonOptions, Poll, Region};
 use crate::source::kernel::{KernelTiering, KnobGuard, TieringError, TieringOptions, TieringVmstat};
 use crate::source::perf::{monotonic_ns, samples_to_events, PerfConfig, PerfError, PerfKind, PerfSource, RawSample};
@@ -45,16 +47,25 @@ pub enum SourceKind {
     Perf,
     /// The kernel's own NUMA-balancing tiering; no tierkit policy runs.
     Kernel,
+    /// The kernel's DAMOS `migrate_hot`/`migrate_cold` schemes, quotas set by tierkit;
+    /// no tierkit policy runs.
+    Damos,
 }
 
 impl SourceKind {
-    /// `"damon"`, `"perf"` or `"kernel"`.
+    /// `"damon"`, `"perf"`, `"kernel"` or `"damos"`.
     pub fn name(self) -> &'static str {
         match self {
             SourceKind::Damon => "damon",
             SourceKind::Perf => "perf",
             SourceKind::Kernel => "kernel",
+            SourceKind::Damos => "damos",
         }
+    }
+
+    /// Whether the kernel moves the pages and no tierkit policy runs.
+    pub fn kernel_moves_pages(self) -> bool {
+        matches!(self, SourceKind::Kernel | SourceKind::Damos)
     }
 }
 
@@ -76,7 +87,8 @@ impl std::str::FromStr for SourceChoice {
             "damon" => Ok(SourceChoice::Only(SourceKind::Damon)),
             "perf" => Ok(SourceChoice::Only(SourceKind::Perf)),
             "kernel" => Ok(SourceChoice::Only(SourceKind::Kernel)),
-            other => Err(format!("unknown source {other:?}: expected damon, perf, kernel or auto")),
+            "damos" => Ok(SourceChoice::Only(SourceKind::Damos)),
+            other => Err(format!("unknown source {other:?}: expected damon, perf, kernel, damos or auto")),
         }
     }
 }
@@ -131,15 +143,18 @@ pub struct SourceSetup {
     /// The target process.
     pub pid: u32,
     /// The policy's name (for messages) and what it asks for; `None` with the kernel
-    /// source, which runs no policy.
+    /// and damos sources, which run no policy.
     pub policy: Option<(String, SourceRequest)>,
+    /// The fast and the slow node the damos source migrates between (`None`: the machine
+    /// has no second tier).
+    pub nodes: Option<(u32, u32)>,
 }
 
 /// What one [`LiveSource::poll`] found.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Polled {
     /// Samples received (perf: records; DAMON: events made; kernel: NUMA hint faults,
-    /// machine-wide).
+    /// machine-wide; damos: hot regions DAMON saw, machine-wide).
     pub samples: u64,
     /// Samples the kernel dropped.
     pub lost: u64,
@@ -147,7 +162,8 @@ pub struct Polled {
     pub target_gone: bool,
 }
 
-/// The kernel's tiering at work since tierkit turned it on (machine-wide counters).
+/// The kernel's tiering at work since tierkit turned it on (machine-wide counters; for
+/// damos, the bytes its migration schemes applied to, in pages).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct KernelMoves {
     /// `pgpromote_success` growth.
@@ -173,6 +189,8 @@ pub enum LiveSource {
     Perf(PerfLive),
     /// The kernel's tiering, watched through `/proc/vmstat`.
     Kernel(KernelLive),
+    /// The kernel's DAMOS migration schemes.
+    Damos(DamosLive),
 }
 
 /// The DAMON source's state.
@@ -267,7 +285,7 @@ impl LiveSource {
         let policy = setup.policy.as_ref().map(|(name, request)| (name.as_str(), request));
         match choice {
             SourceChoice::Only(kind) => {
-                if let Some((name, request)) = policy.filter(|_| kind != SourceKind::Kernel) {
+                if let Some((name, request)) = policy.filter(|_| !kind.kernel_moves_pages()) {
                     check_suited(kind, name, request)?;
                 }
                 Self::open_kind(kind, setup)
@@ -343,6 +361,14 @@ impl LiveSource {
                     hint_faults: 0,
                 }))
             }
+            SourceKind::Damos => {
+                let nodes = setup.nodes.ok_or_else(|| SourceError::Unavailable {
+                    source_name: "damos",
+                    why: "the machine has no slow memory tier to migrate to".to_string(),
+                })?;
+                let state_file = setup.state_dir.join("damos.json");
+                Ok(LiveSource::Damos(DamosLive::open(&setup.root, setup.pid as i32, nodes, &state_file)?))
+            }
         }
     }
 
@@ -352,6 +378,7 @@ impl LiveSource {
             LiveSource::Damon(_) => SourceKind::Damon,
             LiveSource::Perf(_) => SourceKind::Perf,
             LiveSource::Kernel(_) => SourceKind::Kernel,
+            LiveSource::Damos(_) => SourceKind::Damos,
         }
     }
 
@@ -372,6 +399,7 @@ impl LiveSource {
                     k.guard.iter().flat_map(|g| g.saved()).map(|(knob, _)| knob.to_string()).collect();
                 format!("kernel (numa_balancing=2, demotion_enabled=true; changed {})", knobs.join(", "))
             }
+            LiveSource::Damos(d) => d.describe(),
         }
     }
 
@@ -412,6 +440,7 @@ impl LiveSource {
     pub fn helper_pid(&self) -> Option<i32> {
         match self {
             LiveSource::Damon(d) => d.monitor.as_ref().and_then(|m| m.kdamond_pid().ok().flatten()),
+            LiveSource::Damos(d) => d.helper_pid(),
             _ => None,
         }
     }
@@ -424,11 +453,48 @@ impl LiveSource {
         }
     }
 
-    /// What the kernel's tiering did since it was turned on (kernel source only).
+    /// What the kernel's tiering did since it was turned on (kernel and damos sources).
     pub fn kernel_moves(&self) -> Option<KernelMoves> {
         match self {
             LiveSource::Kernel(k) => Some(k.moves),
+            LiveSource::Damos(d) => Some(d.moves()),
             _ => None,
+        }
+    }
+
+    /// Whether the source wants the nodes' free memory read afresh before its next poll
+    /// (damos, when it tunes its quotas).
+    pub fn wants_fresh_free(&self) -> bool {
+        matches!(self, LiveSource::Damos(d) if d.tune_due())
+    }
+
+    /// The realised hit ratio the source measures itself (damos: the share of DAMON's
+    /// hot bytes on the fast node); `None` for the others.
+    pub fn hit_ratio(&self) -> Option<f64> {
+        match self {
+            LiveSource::Damos(d) => d.hit_ratio(),
+            _ => None,
+        }
+    }
+
+    /// What the source adds to a status line (damos: its quotas).
+    pub fn status_note(&self) -> Option<String> {
+        match self {
+            LiveSource::Damos(d) => Some(d.note()),
+            _ => None,
+        }
+    }
+
+    /// Reads the kernel's counts now, for the summary (kernel and damos sources).
+    pub fn final_poll(&mut self, mem: &dyn Memory) {
+        match self {
+            LiveSource::Kernel(k) => {
+                let _ = k.poll();
+            }
+            LiveSource::Damos(d) => {
+                let _ = d.poll(mem, true);
+            }
+            _ => {}
         }
     }
 
@@ -447,6 +513,7 @@ impl LiveSource {
             LiveSource::Damon(d) => d.poll(mem, tier_of, request, out),
             LiveSource::Perf(p) => Ok(p.poll(tier_of, out)),
             LiveSource::Kernel(k) => k.poll(),
+            LiveSource::Damos(d) => Ok(d.poll(mem, false)?),
         }
     }
 
@@ -468,8 +535,8 @@ impl LiveSource {
         }
     }
 
-    /// Stops the source: turns the kdamond off and gives it back, or puts every kernel
-    /// knob back.
+    /// Stops the source: turns the kdamond off and gives it back (damon, damos), or puts
+    /// every kernel knob back.
     pub fn stop(self) -> Stopped {
         match self {
             LiveSource::Damon(mut d) => Stopped {
@@ -477,6 +544,7 @@ impl LiveSource {
                 ..Stopped::default()
             },
             LiveSource::Perf(_) => Stopped::default(),
+            LiveSource::Damos(mut d) => Stopped { warning: d.stop(), ..Stopped::default() },
             LiveSource::Kernel(mut k) => {
                 let Some(guard) = k.guard.take() else { return Stopped::default() };
                 let mut knobs: Vec<KnobRestore> = guard
@@ -609,6 +677,7 @@ mod tests {
         assert_eq!((few.min_regions, few.max_regions), (LIVE_MIN_REGIONS, LIVE_MIN_REGIONS));
         assert_eq!(opts.state_file.as_deref(), Some(Path::new("/tmp/x/damon.json")));
         assert_eq!("kernel".parse::<SourceChoice>(), Ok(SourceChoice::Only(SourceKind::Kernel)));
-        assert!("pebs".parse::<SourceChoice>().unwrap_err().contains("damon, perf, kernel or auto"));
+        assert_eq!("damos".parse::<SourceChoice>(), Ok(SourceChoice::Only(SourceKind::Damos)));
+        assert!("pebs".parse::<SourceChoice>().unwrap_err().contains("damon, perf, kernel, damos or auto"));
     }
 }

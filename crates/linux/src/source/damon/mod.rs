@@ -1,6 +1,8 @@
 //! The DAMON source: the kernel's Data Access MONitor watches the target's virtual
 //! address space through sysfs, and each aggregation interval's regions become
 //! [`tierkit_core::Event::Accessed`] events (raw regions stay available for profiling).
+//! [`DamosTiering`] instead has the kernel migrate by itself, with DAMOS
+//! `migrate_hot`/`migrate_cold` schemes over physical memory.
 //!
 //! ```no_run
 //! # use std::path::Path;
@@ -16,11 +18,18 @@
 //! # Ok::<(), tierkit_linux::source::damon::DamonError>(())
 //! ```
 
+pub mod kdamond;
+pub mod node_ranges;
+pub mod quota_tuner;
 pub mod regions;
+pub mod schemes;
 pub mod sysfs;
 pub mod target_regions;
 mod tried_regions;
 
+pub use kdamond::KdamondClaim;
+pub use quota_tuner::{QuotaTuner, Quotas, TunerInput, TunerParams};
 pub use regions::{to_events, Region};
+pub use schemes::{DamosOptions, DamosStats, DamosTiering, SchemeStats};
 pub use sysfs::{DamonError, DamonMonitor, DamonOptions, Poll, Unavailable};
 pub use target_regions::initial_regions;

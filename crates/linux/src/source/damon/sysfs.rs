@@ -9,19 +9,11 @@
 //! (`update_schemes_tried_regions`) and reads it back: those regions of the target with
 //! their access counts. Stopping turns the kdamond off and gives it back as it was found.
 //!
-//! Claiming a kdamond never disturbs another DAMON user: writing `nr_kdamonds` makes the
-//! kernel delete and recreate *every* kdamond directory (losing their configuration) and
-//! is refused with `EBUSY` while any kdamond runs. So tierkit adds a kdamond only when
-//! there is none (`nr_kdamonds` 0 → 1, back to 0 at the end), otherwise borrows one that
-//! is off and unconfigured (`contexts/nr_contexts` 0, reset to 0 at the end), and
-//! otherwise refuses with [`DamonError::NoFreeKdamond`].
+//! How the kdamond is claimed without disturbing another DAMON user, and given back after
+//! a crash, is [`super::kdamond`]'s.
 //!
 //! A vaddr kdamond stops by itself when its target exits: `state` then reads `off` and
 //! [`DamonMonitor::poll`] returns [`Poll::Stopped`].
-//!
-//! With a state file ([`DamonOptions::state_file`]), the claim is recorded before
-//! anything is written, so a later run can give the kdamond back after a crash
-//! ([`DamonMonitor::recover`]).
 //!
 //! Fixture trees: every path is taken relative to a root directory. The kernel creates
 //! the numbered directories when an `nr_*` file is written; a fixture cannot, so tests
@@ -29,15 +21,11 @@
 //! either way. A fixture's `state` file keeps whatever command word was written last;
 //! the driver takes every state but `off` as running.
 
-use std::fs;
 use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::thread;
-use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
+use super::kdamond::{write_nr, KdamondClaim};
 use super::regions::Region;
 use crate::sysfs_io::{self, SysfsError};
 
@@ -46,13 +34,6 @@ pub const ADMIN_DIR: &str = "sys/kernel/mm/damon/admin";
 
 /// Where the daemon records its kdamond claim by default.
 pub const DEFAULT_STATE_FILE: &str = "/run/tierkit/damon.json";
-
-/// How often a command refused with `EBUSY` (another writer's command in flight) is
-/// retried, and how long to wait between tries.
-const BUSY_RETRIES: u32 = 20;
-const BUSY_WAIT: Duration = Duration::from_millis(50);
-
-const STATE_VERSION: u32 = 1;
 
 /// How DAMON monitors the target: its intervals and region bounds (`monitoring_attrs`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -155,6 +136,36 @@ pub enum Unavailable {
         /// What it lists.
         listed: String,
     },
+    /// DAMON cannot monitor physical memory (DAMOS tiering needs it).
+    #[error(
+        "its DAMON cannot monitor physical memory (no CONFIG_DAMON_PADDR), which the kernel's migrate_hot and \
+         migrate_cold actions need: {} lists {listed:?}",
+        path.display()
+    )]
+    NoPaddr {
+        /// `avail_operations`.
+        path: PathBuf,
+        /// What it lists.
+        listed: String,
+    },
+    /// DAMOS has no migration actions (Linux before 6.11).
+    #[error("DAMOS cannot migrate between nodes (needs Linux 6.11+): {detail} ({})", path.display())]
+    NoMigrateActions {
+        /// The file refused or missing.
+        path: PathBuf,
+        /// What happened.
+        detail: String,
+    },
+    /// The nodes' physical address ranges are unknown.
+    #[error("the physical memory of node {node} is unknown: {detail} ({})", path.display())]
+    NoNodeRanges {
+        /// The node.
+        node: u32,
+        /// Where tierkit looked.
+        path: PathBuf,
+        /// What was wrong.
+        detail: String,
+    },
 }
 
 /// A failure of the DAMON source.
@@ -198,12 +209,12 @@ pub enum DamonError {
         after: PathBuf,
     },
     /// The kdamond refused to start.
-    #[error("kdamond {kdamond} refused to start monitoring pid {pid} (has it exited?): {source}")]
+    #[error("kdamond {kdamond} refused to start {what}: {source}")]
     StartRefused {
         /// The kdamond.
         kdamond: usize,
-        /// The target.
-        pid: i32,
+        /// What it was set up for (`monitoring pid 12 (has it exited?)`).
+        what: String,
         /// The refused write.
         #[source]
         source: SysfsError,
@@ -258,37 +269,6 @@ pub enum DamonError {
     },
 }
 
-/// Maps a failed first access of the admin tree: permission problems mean "not root".
-fn access_error(err: SysfsError) -> DamonError {
-    if err.is_permission_denied() {
-        Unavailable::NotRoot { source: err }.into()
-    } else {
-        err.into()
-    }
-}
-
-/// How tierkit gives its kdamond back.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum Release {
-    /// tierkit added the kdamond: write `nr_kdamonds` back to this.
-    ShrinkKdamonds {
-        /// `nr_kdamonds` before.
-        previous: usize,
-    },
-    /// tierkit borrowed an idle, unconfigured kdamond: write its `nr_contexts` back to 0.
-    ClearContexts,
-}
-
-/// What the state file records.
-#[derive(Debug, Serialize, Deserialize)]
-struct Claim {
-    version: u32,
-    kdamond: usize,
-    pid: i32,
-    release: Release,
-}
-
 /// What one [`DamonMonitor::poll`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Poll {
@@ -306,12 +286,7 @@ pub enum Poll {
 /// it back (a failure is reported on stderr; [`DamonMonitor::stop`] returns it).
 #[derive(Debug)]
 pub struct DamonMonitor {
-    admin: PathBuf,
-    kdamond: usize,
-    pid: i32,
-    release: Release,
-    state_file: Option<PathBuf>,
-    released: bool,
+    claim: KdamondClaim,
 }
 
 impl DamonMonitor {
@@ -319,74 +294,46 @@ impl DamonMonitor {
     /// `root` and that the caller may use it. (Whether it monitors virtual addresses
     /// shows only once a context exists, in [`DamonMonitor::start`].)
     pub fn check_available(root: &Path) -> Result<(), DamonError> {
-        let admin = root.join(ADMIN_DIR);
-        if !admin.is_dir() {
-            return Err(Unavailable::NoSysfs { path: admin }.into());
-        }
-        let nr_path = admin.join("kdamonds/nr_kdamonds");
-        sysfs_io::read_raw(&nr_path).map_err(access_error)?;
-        sysfs_io::check_writable(&nr_path).map_err(access_error)
+        KdamondClaim::check_available(root)
     }
 
     /// [`check_available`](Self::check_available), and that a kdamond is free for
     /// tierkit now (none running for another user blocks it), reading only: for callers
     /// that must know before they start the process to monitor.
     pub fn check_free(root: &Path) -> Result<(), DamonError> {
-        Self::check_available(root)?;
-        choose_kdamond(&root.join(ADMIN_DIR)).map(|_| ())
+        KdamondClaim::check_free(root)
     }
 
     /// Claims a kdamond, sets it up to monitor process `pid`'s virtual address space and
     /// turns it on. On failure the kdamond is given back before the error returns.
     pub fn start(root: &Path, pid: i32, opts: &DamonOptions) -> Result<DamonMonitor, DamonError> {
         opts.validate()?;
-        Self::check_available(root)?;
+        KdamondClaim::check_available(root)?;
         let proc_dir = root.join(format!("proc/{pid}"));
         if pid <= 0 || !proc_dir.is_dir() {
             return Err(DamonError::NoSuchProcess { pid, path: proc_dir });
         }
-        if let Some(path) = opts.state_file.as_ref().filter(|path| path.exists()) {
-            return Err(DamonError::LeftoverState { path: path.clone() });
-        }
-        let admin = root.join(ADMIN_DIR);
-        let (kdamond, release) = choose_kdamond(&admin)?;
-        if let Some(path) = &opts.state_file {
-            let claim = Claim { version: STATE_VERSION, kdamond, pid, release };
-            let json = serde_json::to_vec_pretty(&claim)
-                .map_err(|e| DamonError::StateFile { path: path.clone(), source: io::Error::other(e) })?;
-            sysfs_io::create_exclusive(path, &json).map_err(|source| {
-                if source.kind() == io::ErrorKind::AlreadyExists {
-                    DamonError::LeftoverState { path: path.clone() }
-                } else {
-                    DamonError::StateFile { path: path.clone(), source }
-                }
-            })?;
-        }
-        let mut monitor =
-            DamonMonitor { admin, kdamond, pid, release, state_file: opts.state_file.clone(), released: false };
-        match monitor.claim().and_then(|()| monitor.configure(opts)) {
+        let claim = KdamondClaim::claim(root, pid, opts.state_file.as_deref())?;
+        let monitor = DamonMonitor { claim };
+        match monitor.configure(opts) {
             Ok(()) => Ok(monitor),
-            Err(cause) => match monitor.release_all() {
-                Ok(()) => Err(cause),
-                Err(cleanup) => Err(DamonError::SetupFailed { cause: Box::new(cause), cleanup: Box::new(cleanup) }),
-            },
+            Err(cause) => Err(monitor.claim.give_back_after(cause)),
         }
     }
 
     /// The index of the claimed kdamond (`kdamonds/<N>`).
     pub fn kdamond(&self) -> usize {
-        self.kdamond
+        self.claim.index()
     }
 
     /// The monitored process.
     pub fn target_pid(&self) -> i32 {
-        self.pid
+        self.claim.pid()
     }
 
     /// The kdamond kernel thread's pid while it runs (to account its CPU time).
     pub fn kdamond_pid(&self) -> Result<Option<i32>, DamonError> {
-        let pid: i32 = sysfs_io::read_parsed(&self.kdamond_dir().join("pid"), "a pid")?;
-        Ok((pid > 0).then_some(pid))
+        self.claim.kdamond_pid()
     }
 
     /// Asks the kernel for the regions of the last aggregation interval and puts them in
@@ -394,10 +341,10 @@ impl DamonMonitor {
     /// one aggregation interval, the kernel checking every 100 ms.
     pub fn poll(&mut self, out: &mut Vec<Region>) -> Result<Poll, DamonError> {
         out.clear();
-        if !self.is_on()? {
+        if !self.claim.is_on()? {
             return Ok(Poll::Stopped);
         }
-        if !self.command("update_schemes_tried_regions")? {
+        if !self.claim.command("update_schemes_tried_regions")? {
             return Ok(Poll::Stopped);
         }
         let dir = self.scheme_dir().join("tried_regions");
@@ -412,86 +359,23 @@ impl DamonMonitor {
 
     /// Turns the kdamond off (unless the target's exit already did) and gives it back as
     /// it was found; deletes the state file.
-    pub fn stop(mut self) -> Result<(), DamonError> {
-        self.release_all()
+    pub fn stop(self) -> Result<(), DamonError> {
+        self.claim.release()
     }
 
-    /// Gives back the kdamond a crashed or killed earlier run recorded in `state_file`:
-    /// turns it off and restores the count it changed, if it still monitors the recorded
-    /// pid (or was never configured). Deletes the state file. Returns whether a kdamond
-    /// was given back (`false`: no state file, or the kdamond is no longer tierkit's).
+    /// Gives back the kdamond a crashed or killed earlier run recorded in `state_file`
+    /// ([`KdamondClaim::recover`]).
     pub fn recover(root: &Path, state_file: &Path) -> Result<bool, DamonError> {
-        let bytes = match fs::read(state_file) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
-            Err(source) => return Err(DamonError::StateFile { path: state_file.to_path_buf(), source }),
-        };
-        let bad = |detail: String| DamonError::BadStateFile { path: state_file.to_path_buf(), detail };
-        let claim: Claim = serde_json::from_slice(&bytes).map_err(|e| bad(e.to_string()))?;
-        if claim.version != STATE_VERSION {
-            return Err(bad(format!("format version {} (this tierkit writes {STATE_VERSION})", claim.version)));
-        }
-        let mut monitor = DamonMonitor {
-            admin: root.join(ADMIN_DIR),
-            kdamond: claim.kdamond,
-            pid: claim.pid,
-            release: claim.release,
-            state_file: Some(state_file.to_path_buf()),
-            released: true,
-        };
-        if !monitor.still_ours()? {
-            monitor.remove_state_file()?;
-            return Ok(false);
-        }
-        monitor.release_all()?;
-        Ok(true)
-    }
-
-    fn kdamond_dir(&self) -> PathBuf {
-        self.admin.join(format!("kdamonds/{}", self.kdamond))
-    }
-
-    fn context_dir(&self) -> PathBuf {
-        self.kdamond_dir().join("contexts/0")
+        KdamondClaim::recover(root, state_file)
     }
 
     fn scheme_dir(&self) -> PathBuf {
-        self.context_dir().join("schemes/0")
+        self.claim.context_dir().join("schemes/0")
     }
 
-    fn is_on(&self) -> Result<bool, DamonError> {
-        Ok(sysfs_io::read_trimmed(&self.kdamond_dir().join("state"))? != "off")
-    }
-
-    /// Writes a command word to `state`, retrying while another command is in flight.
-    /// `Ok(false)` when the kdamond turned out to be off.
-    fn command(&self, word: &str) -> Result<bool, DamonError> {
-        let state = self.kdamond_dir().join("state");
-        let mut tries = 0;
-        loop {
-            match sysfs_io::write_value(&state, word) {
-                Ok(()) => return Ok(true),
-                Err(err) if err.errno() == Some(libc::EBUSY) && tries < BUSY_RETRIES => {
-                    tries += 1;
-                    thread::sleep(BUSY_WAIT);
-                }
-                Err(err) => return if self.is_on()? { Err(err.into()) } else { Ok(false) },
-            }
-        }
-    }
-
-    /// Makes the kdamond exist: grows `nr_kdamonds` when tierkit adds it.
-    fn claim(&mut self) -> Result<(), DamonError> {
-        if let Release::ShrinkKdamonds { previous } = self.release {
-            let nr_path = self.admin.join("kdamonds/nr_kdamonds");
-            write_nr(&nr_path, previous + 1, &self.kdamond_dir())?;
-        }
-        Ok(())
-    }
-
-    fn configure(&mut self, opts: &DamonOptions) -> Result<(), DamonError> {
-        let contexts = self.kdamond_dir().join("contexts");
-        let ctx = self.context_dir();
+    fn configure(&self, opts: &DamonOptions) -> Result<(), DamonError> {
+        let contexts = self.claim.dir().join("contexts");
+        let ctx = self.claim.context_dir();
         write_nr(&contexts.join("nr_contexts"), 1, &ctx)?;
         let avail = ctx.join("avail_operations");
         match sysfs_io::read_trimmed(&avail) {
@@ -522,7 +406,7 @@ impl DamonMonitor {
         }
         let targets = ctx.join("targets");
         write_nr(&targets.join("nr_targets"), 1, &targets.join("0"))?;
-        sysfs_io::write_value(&targets.join("0/pid_target"), &self.pid.to_string())?;
+        sysfs_io::write_value(&targets.join("0/pid_target"), &self.claim.pid().to_string())?;
         if !opts.init_regions.is_empty() {
             let regions = targets.join("0/regions");
             write_nr(&regions.join("nr_regions"), opts.init_regions.len(), &regions.join("0"))?;
@@ -547,138 +431,13 @@ impl DamonMonitor {
             sysfs_io::write_value(&pattern.join(dir).join("min"), &min.to_string())?;
             sysfs_io::write_value(&pattern.join(dir).join("max"), &max.to_string())?;
         }
-        let state = self.kdamond_dir().join("state");
-        sysfs_io::write_value(&state, "on").map_err(|source| DamonError::StartRefused {
-            kdamond: self.kdamond,
-            pid: self.pid,
-            source,
-        })
+        self.claim.turn_on(format!("monitoring pid {} (has it exited?)", self.claim.pid()))
     }
-
-    /// Whether the kdamond of a recovered claim is still tierkit's: it monitors the
-    /// recorded pid, or it was never configured.
-    fn still_ours(&self) -> Result<bool, DamonError> {
-        if !self.admin.is_dir() {
-            return Ok(false);
-        }
-        let nr: usize =
-            sysfs_io::read_parsed(&self.admin.join("kdamonds/nr_kdamonds"), "a count").map_err(access_error)?;
-        let expected_nr = match self.release {
-            // Someone rewrote `nr_kdamonds` since: the kdamond is theirs now.
-            Release::ShrinkKdamonds { previous } => previous + 1,
-            Release::ClearContexts => nr,
-        };
-        if self.kdamond >= nr || nr != expected_nr {
-            return Ok(false);
-        }
-        let contexts: usize = sysfs_io::read_parsed(&self.kdamond_dir().join("contexts/nr_contexts"), "a count")?;
-        if contexts == 0 {
-            return Ok(true);
-        }
-        match sysfs_io::read_parsed::<i32>(&self.context_dir().join("targets/0/pid_target"), "a pid") {
-            Ok(pid) => Ok(pid == self.pid),
-            Err(err) if err.is_not_found() => Ok(false),
-            Err(err) => Err(err.into()),
-        }
-    }
-
-    /// Turns the kdamond off if it runs, restores what tierkit changed, deletes the
-    /// state file. Stops at the first failure (keeping the state file).
-    fn release_all(&mut self) -> Result<(), DamonError> {
-        self.released = true;
-        if self.kdamond_dir().is_dir() && self.is_on()? {
-            let state = self.kdamond_dir().join("state");
-            if let Err(err) = sysfs_io::write_value(&state, "off") {
-                // Off already: the target exited between the read and the write.
-                if self.is_on()? {
-                    return Err(err.into());
-                }
-            }
-        }
-        match self.release {
-            Release::ShrinkKdamonds { previous } => {
-                sysfs_io::write_value(&self.admin.join("kdamonds/nr_kdamonds"), &previous.to_string())?;
-            }
-            Release::ClearContexts => {
-                let nr_contexts = self.kdamond_dir().join("contexts/nr_contexts");
-                if nr_contexts.exists() {
-                    sysfs_io::write_value(&nr_contexts, "0")?;
-                }
-            }
-        }
-        self.remove_state_file()
-    }
-
-    fn remove_state_file(&self) -> Result<(), DamonError> {
-        match &self.state_file {
-            Some(path) => match fs::remove_file(path) {
-                Ok(()) => Ok(()),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-                Err(source) => Err(DamonError::StateFile { path: path.clone(), source }),
-            },
-            None => Ok(()),
-        }
-    }
-}
-
-impl Drop for DamonMonitor {
-    fn drop(&mut self) {
-        if !self.released {
-            if let Err(err) = self.release_all() {
-                eprintln!("tierkit: giving back DAMON kdamond {}: {err}", self.kdamond);
-            }
-        }
-    }
-}
-
-/// Writes the count `n` to an `nr_*` file and checks that the directory the kernel
-/// creates for it (`expect`) exists.
-fn write_nr(nr_path: &Path, n: usize, expect: &Path) -> Result<(), DamonError> {
-    sysfs_io::write_value(nr_path, &n.to_string())?;
-    if expect.is_dir() {
-        Ok(())
-    } else {
-        Err(DamonError::Missing { path: expect.to_path_buf(), after: nr_path.to_path_buf() })
-    }
-}
-
-/// Picks the kdamond tierkit may use without disturbing anyone (see the module docs).
-fn choose_kdamond(admin: &Path) -> Result<(usize, Release), DamonError> {
-    let nr_path = admin.join("kdamonds/nr_kdamonds");
-    let nr: usize = sysfs_io::read_parsed(&nr_path, "a count").map_err(access_error)?;
-    if nr == 0 {
-        return Ok((0, Release::ShrinkKdamonds { previous: 0 }));
-    }
-    let mut running = 0;
-    for index in 0..nr {
-        let dir = admin.join(format!("kdamonds/{index}"));
-        let on = sysfs_io::read_trimmed(&dir.join("state"))? != "off";
-        if on {
-            running += 1;
-            continue;
-        }
-        let contexts: usize = sysfs_io::read_parsed(&dir.join("contexts/nr_contexts"), "a count")?;
-        if contexts == 0 {
-            return Ok((index, Release::ClearContexts));
-        }
-    }
-    Err(DamonError::NoFreeKdamond { nr_kdamonds: nr, running, nr_path })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn permission_errors_say_root_is_needed() {
-        let source = SysfsError::Read {
-            path: PathBuf::from("/sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds"),
-            source: io::Error::from_raw_os_error(libc::EACCES),
-        };
-        let text = access_error(source).to_string();
-        assert!(text.starts_with("DAMON not available here because"), "{text}");
-        assert!(text.contains("root (CAP_SYS_ADMIN)") && text.contains("nr_kdamonds"), "{text}");
-    }
 
     #[test]
     fn sampling_follows_the_aggregation_interval() {

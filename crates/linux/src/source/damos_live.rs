@@ -1,0 +1,152 @@
+//! The `damos` live source: the kernel migrates by itself with DAMOS schemes
+//! ([`crate::source::damon::DamosTiering`]); tierkit sets their quotas every
+//! [`TUNE_EVERY`] from the fast tier's room and the realised hit ratio
+//! ([`crate::source::damon::QuotaTuner`]) and reports what they migrated, from the
+//! schemes' `stats`. No tierkit policy runs and nothing is moved from user space.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use tierkit_core::{Memory, TierId, PAGE_SIZE};
+
+use super::damon::{
+    node_ranges::node_ranges, DamonError, DamosOptions, DamosStats, DamosTiering, QuotaTuner, Quotas, TunerInput,
+    TunerParams,
+};
+use super::live::{KernelMoves, Polled, LIVE_MIN_REGIONS};
+
+/// How often the schemes' stats are read and their quotas set.
+pub const TUNE_EVERY: Duration = Duration::from_secs(1);
+
+/// The `damos` source's state.
+pub struct DamosLive {
+    tiering: Option<DamosTiering>,
+    tuner: QuotaTuner,
+    quotas: Quotas,
+    /// The stats at the previous read.
+    last: DamosStats,
+    last_at: Instant,
+    next_at: Instant,
+    hit_ratio: Option<f64>,
+}
+
+impl DamosLive {
+    /// Starts DAMOS tiering between `fast` and `slow` (node ids) on behalf of `pid`, the
+    /// claim recorded in `state_file`. Both migrations start paused; the first poll sets
+    /// their quotas.
+    pub fn open(root: &Path, pid: i32, (fast, slow): (u32, u32), state_file: &Path) -> Result<DamosLive, DamonError> {
+        let mut opts =
+            DamosOptions::new((fast, node_ranges(root, fast)?), (slow, node_ranges(root, slow)?), LIVE_MIN_REGIONS);
+        opts.state_file = Some(state_file.to_path_buf());
+        let tuner = QuotaTuner::new(TunerParams::default()).expect("the default tuner parameters are valid");
+        let tiering = DamosTiering::start(root, pid, &opts)?;
+        let now = Instant::now();
+        Ok(DamosLive {
+            tiering: Some(tiering),
+            tuner,
+            quotas: Quotas::default(),
+            last: DamosStats::default(),
+            last_at: now,
+            next_at: now,
+            hit_ratio: None,
+        })
+    }
+
+    /// One line on what runs.
+    pub fn describe(&self) -> String {
+        let Some(t) = &self.tiering else { return "damos (stopped)".to_string() };
+        let o = t.options();
+        let young = if t.young_filter() { "page-precise (young filter)" } else { "whole regions (no young filter)" };
+        format!(
+            "damos (the kernel migrates: kdamond {} with DAMOS migrate_hot node {} -> {} and migrate_cold node {} -> \
+             {} over physical memory (paddr), system-wide per node, not only this process; {young}; quotas tuned \
+             every {} s)",
+            t.kdamond(),
+            o.slow_node,
+            o.fast_node,
+            o.fast_node,
+            o.slow_node,
+            TUNE_EVERY.as_secs()
+        )
+    }
+
+    /// The kdamond thread's pid.
+    pub fn helper_pid(&self) -> Option<i32> {
+        self.tiering.as_ref().and_then(|t| t.kdamond_pid().ok().flatten())
+    }
+
+    /// The schemes' migrations so far, in pages.
+    pub fn moves(&self) -> KernelMoves {
+        KernelMoves {
+            promoted: self.last.promote.sz_applied / PAGE_SIZE,
+            demoted: self.last.demote.sz_applied / PAGE_SIZE,
+        }
+    }
+
+    /// The realised hit ratio of the last period (the share of DAMON's hot bytes on the
+    /// fast node).
+    pub fn hit_ratio(&self) -> Option<f64> {
+        self.hit_ratio
+    }
+
+    /// The quotas and the schemes' applied regions, for the status line.
+    pub fn note(&self) -> String {
+        let mib = |b: u64| b as f64 / (1 << 20) as f64;
+        format!(
+            "damos quota promote {:.0} MiB/s demote {:.0} MiB/s, regions migrated {}/{}",
+            mib(self.quotas.promote),
+            mib(self.quotas.demote),
+            self.last.promote.nr_applied,
+            self.last.demote.nr_applied
+        )
+    }
+
+    /// Whether the next [`DamosLive::poll`] tunes: the caller then re-reads free memory
+    /// first, so that the room is not a period old.
+    pub fn tune_due(&self) -> bool {
+        Instant::now() >= self.next_at
+    }
+
+    /// Every [`TUNE_EVERY`] (else at once): reads the stats, sets the quotas from the
+    /// fast tier's room (`mem`, read afresh by the caller: [`DamosLive::tune_due`]) and
+    /// the hit ratio. `samples` counts the hot regions
+    /// DAMON saw; `target_gone` means the kdamond is off (someone else turned it off).
+    /// `force` reads the stats now (for the summary).
+    pub fn poll(&mut self, mem: &dyn Memory, force: bool) -> Result<Polled, DamonError> {
+        let now = Instant::now();
+        if !force && now < self.next_at {
+            return Ok(Polled::default());
+        }
+        let Some(tiering) = self.tiering.as_mut() else { return Ok(Polled { target_gone: true, ..Polled::default() }) };
+        let Some(stats) = tiering.stats()? else { return Ok(Polled { target_gone: true, ..Polled::default() }) };
+        let aggr = Duration::from_micros(tiering.options().aggr_us);
+        let elapsed = now.duration_since(self.last_at);
+        let input = TunerInput {
+            fast_room_bytes: mem.free_pages(TierId::FAST) * PAGE_SIZE,
+            hot_fast_bytes: stats.hot_fast.sz_tried.saturating_sub(self.last.hot_fast.sz_tried),
+            hot_slow_bytes: stats.hot_slow.sz_tried.saturating_sub(self.last.hot_slow.sz_tried),
+            intervals: (elapsed.as_micros() / aggr.as_micros().max(1)) as u64,
+        };
+        let samples = (stats.hot_fast.nr_tried + stats.hot_slow.nr_tried)
+            .saturating_sub(self.last.hot_fast.nr_tried + self.last.hot_slow.nr_tried);
+        if input.hit_ratio().is_some() {
+            self.hit_ratio = input.hit_ratio();
+        }
+        let quotas = self.tuner.quotas(&input);
+        if quotas != self.quotas && !force {
+            // Until the kernel enforces quotas, the quotas in force stay 0 (paused).
+            let Some(in_force) = tiering.set_quotas(quotas)? else {
+                return Ok(Polled { target_gone: true, ..Polled::default() });
+            };
+            self.quotas = in_force;
+        }
+        (self.last, self.last_at, self.next_at) = (stats, now, now + TUNE_EVERY);
+        Ok(Polled { samples, ..Polled::default() })
+    }
+
+    /// Turns the kdamond off and gives it back.
+    pub fn stop(&mut self) -> Option<String> {
+        let tiering = self.tiering.take()?;
+        tiering.stop().err().map(|e| format!("giving the kdamond back: {e}"))
+    }
+}

@@ -1,0 +1,266 @@
+//! The DAMOS tiering driver against a fake DAMON sysfs tree in a temp dir. A plain tree
+//! cannot create directories when an `nr_*` file is written, so the tree holds them
+//! already (as `tests/damon.rs`'s fixture does); a `state` file keeps the last command
+//! word written.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use tierkit_linux::source::damon::{
+    node_ranges::node_ranges, DamonError, DamosOptions, DamosTiering, KdamondClaim, Quotas, SchemeStats, Unavailable,
+};
+
+const PID: i32 = 4242;
+const K0: &str = "sys/kernel/mm/damon/admin/kdamonds/0";
+const CTX: &str = "sys/kernel/mm/damon/admin/kdamonds/0/contexts/0";
+const GIB: u64 = 1 << 30;
+
+/// A fake sysfs tree: DAMON's admin directory with one (not yet counted) kdamond, and
+/// two nodes of memory blocks (node 0: blocks 0-7, node 1: blocks 8-14, 128 MiB each).
+struct Tree {
+    root: PathBuf,
+}
+
+impl Tree {
+    fn new(name: &str) -> Tree {
+        let root = std::env::temp_dir().join(format!("tierkit-damos-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        let tree = Tree { root };
+        tree.file("sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds", "0");
+        tree.file(&format!("{K0}/state"), "off");
+        tree.file(&format!("{K0}/pid"), "-1");
+        tree.file(&format!("{K0}/contexts/nr_contexts"), "0");
+        tree.file(&format!("{CTX}/avail_operations"), "vaddr\nfvaddr\npaddr");
+        tree.file(&format!("{CTX}/operations"), "vaddr");
+        for f in ["intervals/sample_us", "intervals/aggr_us", "intervals/update_us", "nr_regions/min", "nr_regions/max"]
+        {
+            tree.file(&format!("{CTX}/monitoring_attrs/{f}"), "0");
+        }
+        tree.file(&format!("{CTX}/targets/nr_targets"), "0");
+        tree.file(&format!("{CTX}/targets/0/pid_target"), "0");
+        tree.file(&format!("{CTX}/targets/0/regions/nr_regions"), "0");
+        for r in 0..2 {
+            for f in ["start", "end"] {
+                tree.file(&format!("{CTX}/targets/0/regions/{r}/{f}"), "0");
+            }
+        }
+        tree.file(&format!("{CTX}/schemes/nr_schemes"), "0");
+        for s in 0..4 {
+            let dir = format!("{CTX}/schemes/{s}");
+            for f in ["action", "target_nid", "apply_interval_us", "filters/nr_filters"] {
+                tree.file(&format!("{dir}/{f}"), "0");
+            }
+            for f in ["sz", "nr_accesses", "age"] {
+                tree.file(&format!("{dir}/access_pattern/{f}/min"), "0");
+                tree.file(&format!("{dir}/access_pattern/{f}/max"), "0");
+            }
+            for f in ["ms", "bytes", "reset_interval_ms", "weights/sz_permil", "weights/nr_accesses_permil"] {
+                tree.file(&format!("{dir}/quotas/{f}"), "0");
+            }
+            tree.file(&format!("{dir}/quotas/weights/age_permil"), "0");
+            tree.file(&format!("{dir}/quotas/effective_bytes"), "0");
+            for f in ["metric", "interval_us", "high", "mid", "low"] {
+                tree.file(&format!("{dir}/watermarks/{f}"), "0");
+            }
+            for f in 0..2 {
+                for file in ["type", "matching", "addr_start", "addr_end"] {
+                    tree.file(&format!("{dir}/filters/{f}/{file}"), "0");
+                }
+            }
+            for f in ["nr_tried", "sz_tried", "nr_applied", "sz_applied", "qt_exceeds"] {
+                tree.file(&format!("{dir}/stats/{f}"), "0");
+            }
+        }
+        tree.file("sys/devices/system/memory/block_size_bytes", "8000000");
+        for block in 0..15 {
+            let node = if block < 8 { 0 } else { 1 };
+            fs::create_dir_all(tree.root.join(format!("sys/devices/system/node/node{node}/memory{block}"))).unwrap();
+            tree.file(&format!("sys/devices/system/memory/memory{block}/state"), "online");
+        }
+        tree
+    }
+
+    fn file(&self, path: &str, value: &str) {
+        let path = self.root.join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, format!("{value}\n")).unwrap();
+    }
+
+    fn read(&self, path: &str) -> String {
+        fs::read_to_string(self.root.join(path)).unwrap().trim().to_owned()
+    }
+
+    fn scheme(&self, index: usize, file: &str) -> String {
+        self.read(&format!("{CTX}/schemes/{index}/{file}"))
+    }
+
+    fn state_file(&self) -> PathBuf {
+        self.root.join("run/tierkit/damos.json")
+    }
+
+    fn options(&self) -> DamosOptions {
+        let mut opts =
+            DamosOptions::new((0, node_ranges(&self.root, 0).unwrap()), (1, node_ranges(&self.root, 1).unwrap()), 100);
+        opts.state_file = Some(self.state_file());
+        fs::create_dir_all(self.root.join("run/tierkit")).unwrap();
+        opts
+    }
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.root);
+    }
+}
+
+#[test]
+fn start_writes_promotion_demotion_and_two_stat_schemes_each_kept_to_its_node() {
+    let tree = Tree::new("start");
+    let t = DamosTiering::start(&tree.root, PID, &tree.options()).unwrap();
+    assert_eq!(tree.read("sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds"), "1", "a kdamond was added");
+    assert_eq!(tree.read(&format!("{K0}/state")), "on");
+    assert_eq!(tree.read(&format!("{CTX}/operations")), "paddr", "migrate_hot/cold work on physical memory");
+    assert_eq!(tree.read(&format!("{CTX}/targets/0/pid_target")), PID.to_string(), "recorded for recovery");
+    // One region per node, in address order: node 0 [0, 1 GiB), node 1 [1 GiB, 1.875 GiB).
+    assert_eq!(tree.read(&format!("{CTX}/targets/0/regions/nr_regions")), "2");
+    let region = |r: usize, f: &str| tree.read(&format!("{CTX}/targets/0/regions/{r}/{f}"));
+    assert_eq!((region(0, "start"), region(0, "end")), ("0".to_string(), GIB.to_string()));
+    assert_eq!((region(1, "start"), region(1, "end")), (GIB.to_string(), (GIB + (7 << 27)).to_string()));
+    assert_eq!(tree.read(&format!("{CTX}/schemes/nr_schemes")), "4");
+    let actions: Vec<String> = (0..4).map(|s| tree.scheme(s, "action")).collect();
+    assert_eq!(actions, ["migrate_hot", "migrate_cold", "stat", "stat"]);
+    assert_eq!((tree.scheme(0, "target_nid"), tree.scheme(1, "target_nid")), ("0".into(), "1".into()));
+    // Hot: accessed at least once per aggregation; cold: never.
+    assert_eq!(tree.scheme(0, "access_pattern/nr_accesses/min"), "1");
+    assert_eq!(
+        (tree.scheme(1, "access_pattern/nr_accesses/min"), tree.scheme(1, "access_pattern/nr_accesses/max")),
+        ("0".into(), "0".into())
+    );
+    // Promotion acts on the slow node: the fast node's range is filtered out (after the
+    // young filter that keeps it to pages accessed since the last check); demotion the reverse.
+    assert!(t.young_filter());
+    assert_eq!(tree.scheme(0, "filters/nr_filters"), "2");
+    assert_eq!((tree.scheme(0, "filters/0/type"), tree.scheme(0, "filters/0/matching")), ("young".into(), "N".into()));
+    assert_eq!((tree.scheme(1, "filters/0/type"), tree.scheme(1, "filters/0/matching")), ("young".into(), "Y".into()));
+    let addr = |s: usize, f: usize| {
+        let file = |name: &str| tree.scheme(s, &format!("filters/{f}/{name}"));
+        (file("type"), file("matching"), file("addr_start"), file("addr_end"))
+    };
+    assert_eq!(addr(0, 1), ("addr".into(), "Y".into(), "0".into(), GIB.to_string()), "promotion: not from node 0");
+    assert_eq!(addr(1, 1), ("addr".into(), "Y".into(), GIB.to_string(), (GIB + (7 << 27)).to_string()));
+    assert_eq!(tree.scheme(2, "filters/nr_filters"), "1");
+    assert_eq!(addr(2, 0).3, (GIB + (7 << 27)).to_string(), "hot on node 0: node 1 left out");
+    assert_eq!(addr(3, 0).2, "0", "hot on node 1: node 0 left out");
+    // Both migrations start paused: a one-page quota (0 would be unlimited) and a minimum
+    // age no region reaches; they run while more than 2% of memory is free.
+    for s in [0, 1] {
+        assert_eq!(
+            (tree.scheme(s, "quotas/bytes"), tree.scheme(s, "quotas/reset_interval_ms")),
+            ("4096".into(), "1000".into())
+        );
+        assert_eq!(tree.scheme(s, "access_pattern/age/min"), u32::MAX.to_string());
+        assert_eq!(tree.scheme(s, "watermarks/metric"), "free_mem_rate");
+        let marks = ["high", "mid", "low"].map(|w| tree.scheme(s, &format!("watermarks/{w}")));
+        assert_eq!(marks, ["1000", "1000", "20"]);
+    }
+    assert_eq!(tree.scheme(2, "watermarks/metric"), "none", "the stat schemes always run");
+    assert!(tree.state_file().exists());
+    t.stop().unwrap();
+    assert_eq!(tree.read("sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds"), "0", "given back");
+    assert_eq!(tree.read(&format!("{K0}/state")), "off");
+    assert!(!tree.state_file().exists());
+}
+
+#[test]
+fn new_quotas_are_committed_and_stats_read_after_asking_the_kernel() {
+    let tree = Tree::new("quotas");
+    let mut t = DamosTiering::start(&tree.root, PID, &tree.options()).unwrap();
+    let wanted = Quotas { promote: 8 << 20, demote: 4 << 20 };
+    // The kernel enforces no quota yet (effective_bytes 0): both stay paused.
+    assert_eq!(t.set_quotas(wanted).unwrap(), Some(Quotas::default()));
+    assert_eq!(tree.scheme(0, "quotas/bytes"), "4096");
+    assert_eq!(tree.scheme(0, "access_pattern/age/min"), u32::MAX.to_string());
+    tree.file(&format!("{CTX}/schemes/0/quotas/effective_bytes"), "4096");
+    tree.file(&format!("{CTX}/schemes/1/quotas/effective_bytes"), "4096");
+    assert_eq!(t.set_quotas(wanted).unwrap(), Some(wanted));
+    assert_eq!(tree.read(&format!("{K0}/state")), "commit");
+    assert_eq!(
+        (tree.scheme(0, "quotas/bytes"), tree.scheme(1, "quotas/bytes")),
+        ((8 << 20).to_string(), (4 << 20).to_string())
+    );
+    assert_eq!(tree.scheme(1, "access_pattern/age/min"), "0", "demotion runs now");
+    assert_eq!(
+        t.set_quotas(Quotas { promote: 1 << 20, demote: 0 }).unwrap(),
+        Some(Quotas { promote: 1 << 20, demote: 0 })
+    );
+    assert_eq!(
+        (tree.scheme(1, "quotas/bytes"), tree.scheme(1, "access_pattern/age/min")),
+        ("4096".into(), u32::MAX.to_string())
+    );
+    for (file, value) in
+        [("nr_tried", "30"), ("sz_tried", "123"), ("nr_applied", "7"), ("sz_applied", "40960"), ("qt_exceeds", "2")]
+    {
+        tree.file(&format!("{CTX}/schemes/1/stats/{file}"), value);
+    }
+    let stats = t.stats().unwrap().unwrap();
+    assert_eq!(tree.read(&format!("{K0}/state")), "update_schemes_stats");
+    assert_eq!(
+        stats.demote,
+        SchemeStats { nr_tried: 30, sz_tried: 123, nr_applied: 7, sz_applied: 40960, qt_exceeds: 2 }
+    );
+    assert_eq!(stats.promote, SchemeStats::default());
+    tree.file(&format!("{K0}/state"), "off");
+    assert_eq!(t.stats().unwrap(), None, "a kdamond someone turned off");
+    drop(t);
+    assert_eq!(tree.read("sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds"), "0", "dropping gives it back");
+}
+
+#[test]
+fn after_a_kill_the_next_start_recovers_the_kdamond() {
+    let tree = Tree::new("recover");
+    let t = DamosTiering::start(&tree.root, PID, &tree.options()).unwrap();
+    std::mem::forget(t); // as SIGKILL: nothing given back
+    assert_eq!(tree.read(&format!("{K0}/state")), "on");
+    let err = DamosTiering::start(&tree.root, PID, &tree.options()).unwrap_err();
+    assert!(matches!(err, DamonError::LeftoverState { .. }), "{err}");
+    assert!(KdamondClaim::recover(&tree.root, &tree.state_file()).unwrap());
+    assert_eq!(tree.read(&format!("{K0}/state")), "off");
+    assert_eq!(tree.read("sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds"), "0");
+    assert!(!tree.state_file().exists());
+    assert!(!KdamondClaim::recover(&tree.root, &tree.state_file()).unwrap(), "nothing left");
+}
+
+#[test]
+fn a_kernel_without_paddr_or_migration_is_refused_and_the_kdamond_given_back() {
+    let tree = Tree::new("nopaddr");
+    tree.file(&format!("{CTX}/avail_operations"), "vaddr\nfvaddr");
+    let err = DamosTiering::start(&tree.root, PID, &tree.options()).unwrap_err();
+    assert!(matches!(err, DamonError::NotAvailable(Unavailable::NoPaddr { .. })), "{err}");
+    assert!(err.to_string().contains("CONFIG_DAMON_PADDR"), "{err}");
+    assert_eq!(tree.read("sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds"), "0");
+    assert!(!tree.state_file().exists());
+
+    let tree = Tree::new("nonid");
+    fs::remove_file(tree.root.join(format!("{CTX}/schemes/0/target_nid"))).unwrap();
+    let err = DamosTiering::start(&tree.root, PID, &tree.options()).unwrap_err().to_string();
+    assert!(err.contains("Linux 6.11+") && err.contains("target_nid"), "{err}");
+    assert_eq!(tree.read("sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds"), "0");
+}
+
+#[test]
+fn options_the_kernel_would_refuse_change_nothing() {
+    let tree = Tree::new("bad");
+    let ok = tree.options();
+    for bad in [
+        DamosOptions { slow_node: 0, ..ok.clone() },
+        DamosOptions { slow_ranges: Vec::new(), ..ok.clone() },
+        DamosOptions { min_regions: 2, ..ok.clone() },
+        DamosOptions { slow_ranges: std::iter::once(GIB / 2..GIB * 2).collect(), ..ok.clone() },
+        DamosOptions { min_free_permil: 1000, ..ok.clone() },
+    ] {
+        let err = DamosTiering::start(&tree.root, PID, &bad).unwrap_err();
+        assert!(matches!(err, DamonError::InvalidOptions(_)), "{err}");
+    }
+    assert_eq!(tree.read("sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds"), "0");
+    assert!(!Path::new(&tree.state_file()).exists());
+}

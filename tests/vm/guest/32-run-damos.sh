@@ -1,0 +1,157 @@
+#!/bin/sh
+# `tierkit run --source damos`: the kernel migrates by itself, with DAMOS migrate_hot (node 1 ->
+# node 0) and migrate_cold (node 0 -> node 1) schemes over physical memory (paddr: Linux 6.12
+# implements the actions for paddr only, so this tiers the whole machine per node), quotas set by
+# tierkit every second. The setting is guest/30-run-damon's: a 128 MiB Zipf workload first touched
+# on node 1, its hot pages in 64-page clusters, node 0 cut to 32 MiB above its high watermarks, small
+# per-CPU free lists, numa_balancing 0 (nothing else moves pages). An independent move_pages query
+# (placement) measures every 3 s where the hottest and coldest 512 pages are, until the bars are met
+# or 90 s have passed; then the workload is stopped (SIGTERM: it checks its data and exits).
+#   run-damos          the start line says which mode runs (paddr, system-wide); a kdamond runs
+#                      for the target while tierkit does; the hot set's node 0 share beats first
+#                      touch by >= MARGIN points and the cold set's by >= SELECT points;
+#                      promoted_pages > 0 (from DAMOS's sz_applied); the checksum is intact and
+#                      nothing was OOM-killed (promoting past node 0's room would push it to its
+#                      min watermark: node 1, onlined movable, serves no kernel allocation); the
+#                      summary ends with ended=target-exited; afterwards no kdamond is on,
+#                      nr_kdamonds is back to its value from before and no state file is left
+#   run-damos-sigkill  tierkit (damos) SIGKILLed while it runs leaves its kdamond on (checked, else
+#                      the test is vacuous); the next tierkit start gives it back (its log says so),
+#                      then no kdamond is on, nr_kdamonds is back and no state file is left
+# And, measured not asserted (VMBENCH damos-cpu): tierkit's and its kdamond's CPU time over the
+# same 20 s run of the same workload with --source damon (the default policy) and --source damos,
+# one after the other, each with its defaults (docs/BENCHMARKS.md, Live: DAMOS); each run's `ended`
+# (duration, unless it failed) and the OOM kills during it are in the line.
+# vmtest-timeout: 600
+. /vmtest/guest/lib.sh
+MIB=128 SHARE=32 CLUSTER=64 MARGIN=30 SELECT=20 EVERY=3 BOUND=90 CPU_SECONDS=20
+ZIPF="zipf_reader --mib $MIB --first-touch-node 1 --cluster-pages $CLUSTER"
+ADMIN=/sys/kernel/mm/damon/admin
+[ -d $ADMIN ] || { skip run-damos "no DAMON sysfs ($ADMIN)"; exit 0; }
+
+PCP=/proc/sys/vm/percpu_pagelist_high_fraction
+pcp_was=$(cat $PCP)
+echo 100000 > $PCP
+trap 'echo 0 > $HP; echo $pcp_was > $PCP' EXIT
+pct() { [ "${2:-0}" -gt 0 ] && echo $(($1 * 100 / $2)) || echo 0; }
+share() { pct "$(kv node$1 "$2")" "$(kv total "$2")"; }
+summary() { sed -n '/^tierkit: summary/,$p' "$1" | tr '\n' ' '; }
+# leftovers: what a finished tierkit must not leave behind ("" when nothing).
+NR0=$(cat $ADMIN/kdamonds/nr_kdamonds)
+leftovers() {
+    out=""
+    on=$(kdamonds_on); [ -z "$on" ] || out="$out kdamond-on($on)"
+    [ "$(cat $ADMIN/kdamonds/nr_kdamonds)" = "$NR0" ] || out="$out nr_kdamonds=$(cat $ADMIN/kdamonds/nr_kdamonds)-not-$NR0"
+    [ -e /run/tierkit/damos.json ] && out="$out state-file-damos.json"
+    echo "$out"
+}
+# own_cpu FILE: tierkit's CPU seconds from a summary ("own cost:  cpu 1.23 s").
+own_cpu() { sed -n 's/.*own cost: *cpu \([0-9.]*\) s.*/\1/p' "$1" | head -1; }
+
+echo 0 > $HP
+echo "  node0: $(node0_share $SHARE)"
+$ZIPF --seconds 2 --hot-out /tmp/b.hot > /tmp/b.out 2>&1 &
+bpid=$!
+ready=$(wait_line /tmp/b.out '^READY' 30) || { fail run-damos "baseline workload never READY: $(cat /tmp/b.out)"; exit 0; }
+sleep 1
+bhot=$(placement "$(kv pid "$ready")" /tmp/b.hot)
+wait $bpid
+base=$(share 0 "$bhot")
+echo "  first touch: hot $bhot"
+
+echo "  node0 before the run: $(node0_share $SHARE)"
+ooms() { dmesg | grep -c 'Out of memory'; }
+ooms0=$(ooms)
+tierkit run --source damos --status-every 1 -- $ZIPF --seconds 0 --hot-out /tmp/r.hot --cold-out /tmp/r.cold \
+    > /tmp/r.out 2> /tmp/r.err &
+tpid=$!
+ready=$(wait_line /tmp/r.out '^READY' 30) || {
+    fail run-damos "workload never READY under tierkit: $(cat /tmp/r.out /tmp/r.err | head -5 | tr '\n' ' ')"
+    exit 0
+}
+wpid=$(kv pid "$ready")
+wait_line /tmp/r.err '^tierkit: status' 30 > /dev/null
+during=$(kdamonds_on "$wpid")
+t0=$(cs) t=0 trail=""
+met() { [ $((hotp - base)) -ge $MARGIN ] && [ $((hotp - coldn0)) -ge $SELECT ]; }
+while [ $t -lt $BOUND ]; do
+    t=$((t + EVERY))
+    now=$((($(cs) - t0) / 100))
+    [ $now -lt $t ] && sleep $((t - now))
+    hot=$(placement "$wpid" /tmp/r.hot); cold=$(placement "$wpid" /tmp/r.cold)
+    t=$((($(cs) - t0) / 100))
+    hotp=$(share 0 "$hot"); coldn0=$(share 0 "$cold")
+    trail="$trail $t:$hotp/$coldn0"
+    met && break
+done
+all=$(placement "$wpid" "$(kv addr "$ready")")
+echo "  t=${t}s hot: $hot | cold: $cold | buffer: $all"
+echo "  hot/cold node0 % by second:$trail"
+kill -TERM "$wpid"
+wait $tpid; rc=$?
+grep -v '^tierkit: status' /tmp/r.err | sed 's/^/  tierkit: /' | head -30
+grep '^tierkit: status' /tmp/r.err | tail -3 | sed 's/^/  /'
+sed 's/^/  workload: /' /tmp/r.out
+sum=$(summary /tmp/r.err)
+promoted=$(kv promoted_pages "$sum")
+why=""
+grep -q '^tierkit: managing.*source damos (.*paddr.*system-wide' /tmp/r.err || why="$why start-line-names-no-mode"
+[ -n "$during" ] || why="$why no-kdamond-for-pid-$wpid-while-running"
+[ "$rc" = 0 ] || why="$why tierkit-exit-$rc"
+grep -q '^CHECKSUM_OK ' /tmp/r.out || why="$why no-CHECKSUM_OK"
+[ "$(ooms)" = "$ooms0" ] || why="$why OOM-kill($(dmesg | grep 'Out of memory' | tail -1 | cut -c1-120))"
+[ -n "$sum" ] || why="$why no-summary"
+[ "$(kv ended "$sum")" = target-exited ] || why="$why ended=$(kv ended "$sum")"
+[ "${promoted:-0}" -gt 0 ] || why="$why promoted_pages=${promoted:-missing}"
+[ "$(kv total "$hot")" -gt 0 ] 2>/dev/null || why="$why no-hot-placement($hot)"
+[ $((hotp - base)) -ge $MARGIN ] || why="$why hot-node0-${hotp}%-not-${MARGIN}-points-above-first-touch-${base}%-after-${t}s"
+[ $((hotp - coldn0)) -ge $SELECT ] || why="$why hot-node0-${hotp}%-not-${SELECT}-points-above-cold-${coldn0}%"
+why="$why$(leftovers)"
+details="hot set on node0 ${hotp}% vs first touch ${base}% (margin >= $MARGIN), cold ${coldn0}% (gap >= $SELECT) after ${t} s"
+details="$details, promoted_pages=$promoted demoted_pages=$(kv demoted_pages "$sum"), kdamond $during while running, given back"
+if [ -z "$why" ]; then pass run-damos "$details"; else fail run-damos "$why ($details)"; fi
+ttb=$t; met || ttb=none
+bench run-damos time_to_bars_s=$ttb bound_s=$BOUND hot_node0_pct=$hotp first_touch_pct=$base cold_node0_pct=$coldn0 \
+    promoted_pages=${promoted:-0} demoted_pages=$(kv demoted_pages "$sum") buffer_node0_pages=$(kv node0 "$all") mib=$MIB
+
+# --- SIGKILL: the next start gives the kdamond back.
+tierkit run --source damos --status-every 1 -- zipf_reader --mib 32 --first-touch-node 1 --seconds 0 \
+    > /tmp/k.out 2> /tmp/k.err &
+tpid=$!
+why=""
+ready=$(wait_line /tmp/k.out '^READY' 30) || why="$why workload-never-READY"
+kpid=$(kv pid "$ready")
+wait_line /tmp/k.err '^tierkit: status' 30 > /dev/null || why="$why no-status-line"
+kill -9 $tpid
+wait $tpid
+left=$(kdamonds_on "$kpid")
+[ -n "$left" ] || why="$why no-kdamond-left-after-SIGKILL(test-is-vacuous)"
+[ -e /run/tierkit/damos.json ] || why="$why no-state-file-after-SIGKILL"
+tierkit run --source damos --duration 2 -- true > /tmp/k2.err 2>&1; rc=$?
+sed 's/^/  recovery: /' /tmp/k2.err | grep -v ': tierkit: status' | head -8
+[ "$rc" = 0 ] || why="$why recovery-run-exit-$rc"
+grep -q 'gave back the kdamond a killed tierkit run had claimed (damos source)' /tmp/k2.err || why="$why recovery-not-reported"
+why="$why$(leftovers)"
+[ -n "$kpid" ] && kill -TERM "$kpid" 2>/dev/null
+if [ -z "$why" ]; then pass run-damos-sigkill "SIGKILL left kdamond $left on; the next tierkit start gave it back"
+else fail run-damos-sigkill "$why"; fi
+
+# --- CPU: --source damon against --source damos, the same 20 s, the same workload.
+for src in damon damos; do
+    echo 0 > $HP
+    node0_share $SHARE > /dev/null
+    o0=$(ooms) cw=""
+    tierkit run --source $src --duration $CPU_SECONDS -- $ZIPF --seconds 0 > /tmp/c.out 2> /tmp/c.$src &
+    cpid=$!
+    ready=$(wait_line /tmp/c.out '^READY' 30) && cw=$(kv pid "$ready")
+    wait $cpid
+    [ -n "$cw" ] && kill -TERM "$cw" 2>/dev/null
+    sleep 1
+    s=$(summary /tmp/c.$src)
+    eval "cpu_$src=\$(own_cpu /tmp/c.$src) kd_$src=\$(kv kdamond_cpu_ms \"\$s\") pr_$src=\$(kv promoted_pages \"\$s\")"
+    eval "end_$src=\$(kv ended \"\$s\") oom_$src=\$((\$(ooms) - o0))"
+    grep -v '^tierkit: status' /tmp/c.$src | sed "s/^/  $src: /" | head -12
+done
+bench damos-cpu seconds=$CPU_SECONDS tierkit_cpu_s_damon=$cpu_damon kdamond_cpu_ms_damon=$kd_damon \
+    promoted_damon=$pr_damon ended_damon=$end_damon oom_kills_damon=$oom_damon tierkit_cpu_s_damos=$cpu_damos \
+    kdamond_cpu_ms_damos=$kd_damos promoted_damos=$pr_damos ended_damos=$end_damos oom_kills_damos=$oom_damos
