@@ -136,7 +136,20 @@ mod tests {
         assert!(busy.contains(&format!("pid {}", std::process::id())), "{busy}");
         assert!(busy.contains("--source perf"), "{busy}");
         drop(first);
-        acquire(&root, &dir.join("state")).expect("free again once dropped");
+        // The lock is the open file's: a child that another test forks while the lock is
+        // held keeps a copy of the (close-on-exec) descriptor until it execs, so the lock
+        // may outlive the drop by that long. Bounded by a minute: the exec takes
+        // milliseconds even on a loaded machine.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let again = loop {
+            match acquire(&root, &dir.join("state")) {
+                Err(StateError::Busy { .. }) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(10))
+                }
+                other => break other,
+            }
+        };
+        again.expect("free again once dropped");
         fs::remove_dir_all(&dir).unwrap();
     }
 }
