@@ -77,12 +77,50 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
-    match dispatch(Cli::parse().command) {
+    let command = Cli::parse().command;
+    if command.only_prints() {
+        restore_sigpipe();
+    }
+    match dispatch(command) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{}", error_text(&e));
             std::process::ExitCode::FAILURE
         }
+    }
+}
+
+impl Command {
+    /// Whether the command only reads files and prints: it holds nothing a sudden end
+    /// would leave behind (no target process, kdamond, moved pages or recording).
+    fn only_prints(&self) -> bool {
+        match self {
+            Command::Compare(_)
+            | Command::Sim(_)
+            | Command::List { .. }
+            | Command::Bench(_)
+            | Command::Report(_)
+            | Command::Topology(_)
+            | Command::Trace(_)
+            | Command::Sketches { .. } => true,
+            Command::Advise(_)
+            | Command::Run(_)
+            | Command::Attach(_)
+            | Command::Move(_)
+            | Command::Profile(_)
+            | Command::Record(_) => false,
+        }
+    }
+}
+
+/// Lets a closed stdout (`tierkit list --params tierkit | head`) end the process as it
+/// ends any Unix filter, by SIGPIPE, instead of a panic in `println!`. Rust's runtime
+/// ignores SIGPIPE so that writes fail with EPIPE; the commands that must clean up on
+/// exit (live tiering, recording) keep that, as their output is a terminal or a log.
+fn restore_sigpipe() {
+    // SAFETY: signal(2) with SIG_DFL installs no handler; it runs before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

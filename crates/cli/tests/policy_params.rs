@@ -64,3 +64,21 @@ fn bad_settings_are_refused_by_name() {
         assert!(code != Some(0) && err.contains(says), "{spec}: {err}");
     }
 }
+
+#[test]
+fn a_closed_stdout_ends_a_printing_command_by_sigpipe_not_a_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    // The reader is gone before the command starts: its first write meets a closed pipe,
+    // as `tierkit list --params tierkit | head -1` does once head has exited.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tierkit"))
+        .args(["list", "--params", "tierkit"])
+        .stdout(writer)
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}: {err}", out.status);
+    assert!(!err.contains("panicked"), "{err}");
+}
