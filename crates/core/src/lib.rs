@@ -17,6 +17,7 @@
 //! Start with the [`policy`] module documentation: it walks through writing a policy.
 
 mod alloc;
+pub mod bijection;
 pub mod dist;
 mod driver;
 mod error;

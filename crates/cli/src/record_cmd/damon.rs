@@ -16,7 +16,7 @@ use tierkit_linux::run::Ended;
 use tierkit_linux::signals::Signals;
 use tierkit_linux::source::damon::Region;
 use tierkit_linux::target::Target;
-use tierkit_sim::trace::{snapshot_samples, DamonRegion, NativeWriter, PageAccess};
+use tierkit_sim::trace::{DamonRegion, NativeWriter, PageAccess, SnapshotSamples};
 
 /// How to record with DAMON.
 pub struct DamonArgs {
@@ -93,16 +93,14 @@ pub fn record(cmd: &[String], a: &DamonArgs, out: &Path) -> Result<Recorded> {
             return Err(e.into());
         }
     };
-    let (mut in_turn, mut pages, mut accesses) = (Vec::new(), Vec::new(), 0u64);
+    let (mut in_turn, mut accesses) = (Vec::new(), 0u64);
     let mut sink = |n: u64, regions: &[Region]| -> Result<(), String> {
         in_turn.clear();
         in_turn.extend(regions.iter().map(in_pages));
-        pages.clear();
-        snapshot_samples(&in_turn, a.stride, n, &mut pages);
-        for &page in &pages {
+        for page in SnapshotSamples::new(&in_turn, a.stride, n) {
             writer.push(PageAccess::read(page)).map_err(|e| e.to_string())?;
+            accesses += 1;
         }
-        accesses += pages.len() as u64;
         Ok(())
     };
     let outcome = record::record(&cfg, &mut target, &signals, &mut sink);

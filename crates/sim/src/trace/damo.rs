@@ -21,19 +21,18 @@
 //!
 //! The JSON document is parsed whole (damo records hold snapshots of at most some
 //! thousand regions each); only the regions are kept, and their samples are generated
-//! while reading, one snapshot at a time: a snapshot that would stand for more than
+//! while reading, one at a time. A snapshot that would stand for more than
 //! [`MAX_SNAPSHOT_SAMPLES`] samples is refused. Errors name the byte offset.
 
 use std::path::Path;
 
-use super::damon_turns::{snapshot_samples, DamonRegion, DAMON_TURNS};
+use super::damon_turns::{DamonRegion, SnapshotSamples, DAMON_TURNS};
 use super::{PageAccess, PageReader, PAGE_SHIFT};
 use crate::error::SimError;
 
-/// Most page samples one snapshot may stand for: the reader holds one snapshot's samples
-/// at once, 8 bytes each. The bound admits 100 GiB of memory found accessed in all 20
-/// of DAMON's default sampling checks per aggregation interval; a snapshot above it is
-/// refused (a region's end or count is then most likely wrong).
+/// Most page samples one snapshot may stand for. The bound admits 100 GiB of memory
+/// found accessed in all 20 of DAMON's default sampling checks per aggregation interval;
+/// a snapshot above it is refused (a region's end or count is then most likely wrong).
 pub const MAX_SNAPSHOT_SAMPLES: u64 = 1 << 25;
 
 /// A parsed JSON value with the byte offset where it starts.
@@ -275,8 +274,8 @@ pub struct DamoReader {
     snapshots: std::vec::IntoIter<Vec<DamonRegion>>,
     /// Index of the next snapshot.
     next: u64,
-    /// The current snapshot's samples, taken from the back.
-    samples: Vec<u64>,
+    /// The current snapshot's samples still to come.
+    samples: Option<SnapshotSamples>,
 }
 
 impl DamoReader {
@@ -300,18 +299,18 @@ impl DamoReader {
         if snapshots.is_empty() {
             return Err(at((0, "no DAMON snapshot: expected objects with a `regions` array".into())));
         }
-        Ok(Self { snapshots: snapshots.into_iter(), next: 0, samples: Vec::new() })
+        Ok(Self { snapshots: snapshots.into_iter(), next: 0, samples: None })
     }
 }
 
 impl PageReader for DamoReader {
     fn next_access(&mut self) -> Result<Option<PageAccess>, SimError> {
         loop {
-            if let Some(page) = self.samples.pop() {
+            if let Some(page) = self.samples.as_mut().and_then(Iterator::next) {
                 return Ok(Some(PageAccess::read(page)));
             }
             let Some(regions) = self.snapshots.next() else { return Ok(None) };
-            snapshot_samples(&regions, DAMON_TURNS, self.next, &mut self.samples);
+            self.samples = Some(SnapshotSamples::new(&regions, DAMON_TURNS, self.next));
             self.next += 1;
         }
     }

@@ -10,10 +10,14 @@
 //! time, and a page's share of the trace follows its regions' counts. (The live DAMON
 //! source of `tierkit run` visits pages the same way.)
 //!
-//! A snapshot's samples are shuffled (seeded by the snapshot's index, so a trace is
-//! reproducible): in address order they would read as sequential sweeps to a policy
-//! that watches for them.
+//! A snapshot's samples come in a shuffled order (seeded by the snapshot's index, so a
+//! trace is reproducible): in address order they would read as sequential sweeps to a
+//! policy that watches for them. They are made one at a time, by a seeded bijection on
+//! the snapshot's sample indices, so a snapshot that stands for millions of samples (a
+//! damo file of a few hundred bytes can) costs no memory and only the time of the
+//! samples taken from it.
 
+use tierkit_core::bijection::Bijection;
 use tierkit_core::dist::Rng;
 
 /// Snapshots over which a region's pages take turns by default: a page is written once
@@ -35,23 +39,62 @@ pub struct DamonRegion {
     pub nr_accesses: u32,
 }
 
-/// Appends to `out` the page samples snapshot `n` of `regions` stands for (see the
-/// [module documentation](self)), shuffled; `turns` is at least 1.
-pub fn snapshot_samples(regions: &[DamonRegion], turns: u64, n: u64, out: &mut Vec<u64>) {
-    let turns = turns.max(1);
-    let (turn, before) = (n % turns, out.len());
-    for r in regions.iter().filter(|r| r.nr_accesses > 0) {
-        let end = r.first.saturating_add(r.pages);
-        let mut page = r.first + (turn + turns - r.first % turns) % turns;
-        while page < end {
-            out.extend(std::iter::repeat_n(page, r.nr_accesses as usize));
-            page = page.saturating_add(turns);
+/// The page samples snapshot `n` of `regions` stands for (see the
+/// [module documentation](self)), shuffled, one at a time.
+#[derive(Clone, Debug)]
+pub struct SnapshotSamples {
+    /// Per region with pages in this turn: the samples before it, its first page in the
+    /// turn and its count.
+    spans: Vec<(u64, u64, u64)>,
+    turns: u64,
+    order: Bijection<2>,
+    total: u64,
+    next: u64,
+}
+
+impl SnapshotSamples {
+    /// The samples of snapshot `n`; `turns` is at least 1.
+    pub fn new(regions: &[DamonRegion], turns: u64, n: u64) -> Self {
+        let turns = turns.max(1);
+        let turn = n % turns;
+        let mut spans = Vec::new();
+        let mut total = 0u64;
+        for r in regions.iter().filter(|r| r.nr_accesses > 0) {
+            let end = r.first.saturating_add(r.pages);
+            let first = r.first.saturating_add((turn + turns - r.first % turns) % turns);
+            if first >= end {
+                continue;
+            }
+            let pages = (end - 1 - first) / turns + 1;
+            spans.push((total, first, u64::from(r.nr_accesses)));
+            total = total.saturating_add(pages.saturating_mul(u64::from(r.nr_accesses)));
         }
+        let order = Bijection::new(total, &mut Rng::new(SHUFFLE_SEED ^ n));
+        Self { spans, turns, order, total, next: 0 }
     }
-    let made = &mut out[before..];
-    let mut rng = Rng::new(SHUFFLE_SEED ^ n);
-    for i in (1..made.len()).rev() {
-        made.swap(i, rng.below(i as u64 + 1) as usize);
+
+    /// Samples in the snapshot.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+}
+
+impl Iterator for SnapshotSamples {
+    type Item = u64;
+
+    fn next(&mut self) -> Option<u64> {
+        if self.next >= self.total {
+            return None;
+        }
+        let j = self.order.apply(self.next);
+        self.next += 1;
+        let (before, first, k) = self.spans[self.spans.partition_point(|s| s.0 <= j) - 1];
+        Some(first + (j - before) / k * self.turns)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = usize::try_from(self.total - self.next).unwrap_or(usize::MAX);
+        (left, Some(left))
     }
 }
 
@@ -68,8 +111,7 @@ mod tests {
         let regions = [region(1000, 37, 3), region(2000, 5, 0), region(3001, 64, 20)];
         let mut seen = std::collections::BTreeMap::<u64, u64>::new();
         for n in 8..16 {
-            let mut out = Vec::new();
-            snapshot_samples(&regions, 8, n, &mut out);
+            let out: Vec<u64> = SnapshotSamples::new(&regions, 8, n).collect();
             assert!(out.iter().all(|p| p % 8 == n % 8), "snapshot {n} writes only its turn's pages");
             for p in out {
                 *seen.entry(p).or_default() += 1;
@@ -85,28 +127,37 @@ mod tests {
 
     #[test]
     fn one_turn_writes_every_page_every_snapshot() {
-        let mut out = vec![99];
-        snapshot_samples(&[region(10, 4, 2)], 1, 7, &mut out);
-        assert_eq!(out[0], 99, "what was there stays");
-        out[1..].sort_unstable();
-        assert_eq!(out[1..], [10, 10, 11, 11, 12, 12, 13, 13]);
+        let samples = SnapshotSamples::new(&[region(10, 4, 2)], 1, 7);
+        assert_eq!(samples.total(), 8);
+        let mut out: Vec<u64> = samples.collect();
+        out.sort_unstable();
+        assert_eq!(out, [10, 10, 11, 11, 12, 12, 13, 13]);
     }
 
     #[test]
     fn samples_come_shuffled_and_reproducibly() {
         let regions = [region(0, 4096, 1)];
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        snapshot_samples(&regions, 1, 3, &mut a);
-        snapshot_samples(&regions, 1, 3, &mut b);
+        let a: Vec<u64> = SnapshotSamples::new(&regions, 1, 3).collect();
+        let b: Vec<u64> = SnapshotSamples::new(&regions, 1, 3).collect();
         assert_eq!(a, b, "the same snapshot shuffles the same way");
         let ascending = a.windows(2).filter(|w| w[0] < w[1]).count();
         assert!((1500..2600).contains(&ascending), "not in address order: {ascending} of 4095 steps ascend");
     }
 
     #[test]
+    fn a_snapshot_of_a_trillion_samples_is_read_one_sample_at_a_time() {
+        // 2^40 pages of 4 KiB (4 PiB) found accessed in 5 checks: no snapshot list could
+        // hold its samples.
+        let mut samples = SnapshotSamples::new(&[region(1 << 20, 1 << 40, 5)], 16, 3);
+        assert_eq!(samples.total(), (1u64 << 40) / 16 * 5);
+        let first: Vec<u64> = samples.by_ref().take(1000).collect();
+        assert!(first.iter().all(|&p| p % 16 == 3 && ((1 << 20)..(1 << 20) + (1 << 40)).contains(&p)));
+        assert_eq!(samples.size_hint().0 as u64, (1u64 << 40) / 16 * 5 - 1000);
+    }
+
+    #[test]
     fn regions_at_the_top_of_the_address_space_do_not_overflow() {
-        let mut out = Vec::new();
-        snapshot_samples(&[region(u64::MAX - 10, 10, 1)], 4, 1, &mut out);
+        let out: Vec<u64> = SnapshotSamples::new(&[region(u64::MAX - 10, 10, 1)], 4, 1).collect();
         assert!(!out.is_empty() && out.iter().all(|&p| p >= u64::MAX - 10 && p % 4 == 1));
     }
 }

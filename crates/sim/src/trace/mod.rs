@@ -44,7 +44,7 @@ mod replay;
 pub mod round_gaps;
 mod text;
 
-pub use damon_turns::{snapshot_samples, DamonRegion, DAMON_TURNS};
+pub use damon_turns::{DamonRegion, SnapshotSamples, DAMON_TURNS};
 pub use llc::{LlcFilter, LlcStats};
 pub use native::NativeWriter;
 pub use oracle_general::{write_oracle_general, NextAccess, OracleGeneralTrace, TraceInfo};

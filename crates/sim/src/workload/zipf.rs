@@ -3,6 +3,7 @@
 //! popularity). Pages' ranks are scattered over the address space by a fixed
 //! permutation, so hot pages are not neighbours.
 
+use tierkit_core::bijection::Bijection;
 use tierkit_core::dist::{Rng, Zipf};
 
 use super::{Access, Generate, MlpClass, Stream, Workload, WorkloadSpec};
@@ -15,34 +16,20 @@ struct ZipfWorkload {
     perm: Permutation,
 }
 
-/// A seeded bijection on `0..n` (a multiplicative shuffle over the next power of two
-/// with cycle-walking), so scrambled ranks stay inside the footprint.
+/// A seeded bijection on `0..n` (one round of [`Bijection`]), so scrambled ranks stay
+/// inside the footprint.
 #[derive(Clone, Debug)]
-pub(crate) struct Permutation {
-    n: u64,
-    mask: u64,
-    mul: u64,
-    add: u64,
-}
+pub(crate) struct Permutation(Bijection<1>);
 
 impl Permutation {
     pub(crate) fn new(n: u64, seed: u64) -> Self {
-        let mask = n.next_power_of_two().max(2) - 1;
-        let mut rng = Rng::new(seed ^ 0x9e37_79b9);
-        Self { n, mask, mul: rng.next_u64() | 1, add: rng.next_u64() }
+        Self(Bijection::new(n, &mut Rng::new(seed ^ 0x9e37_79b9)))
     }
 
     /// The image of `i < n`.
     #[inline]
-    pub(crate) fn apply(&self, mut i: u64) -> u64 {
-        loop {
-            // x -> (x * odd + c) mod 2^b, then xorshift within b bits: both bijective.
-            i = (i.wrapping_mul(self.mul).wrapping_add(self.add)) & self.mask;
-            i ^= i >> self.mask.count_ones().div_ceil(2);
-            if i < self.n {
-                return i;
-            }
-        }
+    pub(crate) fn apply(&self, i: u64) -> u64 {
+        self.0.apply(i)
     }
 }
 

@@ -1,5 +1,6 @@
 //! The input graph: Kronecker (R-MAT) or uniform random edges, symmetrized into a CSR.
 
+use tierkit_core::bijection::Bijection;
 use tierkit_core::dist::Rng;
 
 use super::NONE;
@@ -24,7 +25,8 @@ impl Graph {
     /// uniform), made undirected, without self loops or duplicates; lists sorted.
     pub(super) fn generate(scale: u32, degree: u64, kron: bool, rng: &mut Rng) -> Self {
         let n = 1usize << scale;
-        let (shuffle, table) = (Shuffle::new(scale, rng), rmat_table());
+        // GAP's random permutation of Kronecker vertex ids, without a lookup table.
+        let (shuffle, table) = (Bijection::<2>::new(1 << scale, rng), rmat_table());
         // Directed edges (u << 32 | v) bucketed by u's high bits, so that the CSR is then
         // assembled one cache-sized block of vertices at a time.
         let shift = scale.saturating_sub(10);
@@ -78,30 +80,6 @@ impl Graph {
         }
         adj.shrink_to_fit();
         Self { offs, adj }
-    }
-}
-
-/// A seeded bijection on `0..2^bits` (two rounds of odd multiply, add, xorshift), standing
-/// in for GAP's random permutation of Kronecker vertex ids without a lookup table.
-struct Shuffle {
-    mask: u64,
-    keys: [(u64, u64); 2],
-    shift: u32,
-}
-
-impl Shuffle {
-    fn new(bits: u32, rng: &mut Rng) -> Self {
-        let mut key = || (rng.next_u64() | 1, rng.next_u64());
-        Self { mask: (1 << bits) - 1, keys: [key(), key()], shift: bits.div_ceil(2) }
-    }
-
-    #[inline]
-    fn apply(&self, mut x: u64) -> u64 {
-        for (mul, add) in self.keys {
-            x = x.wrapping_mul(mul).wrapping_add(add) & self.mask;
-            x ^= x >> self.shift;
-        }
-        x
     }
 }
 
@@ -181,7 +159,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rmat_quadrants_and_shuffle() {
+    fn rmat_quadrants_follow_the_gap_probabilities() {
         let (table, mut rng) = (rmat_table(), Rng::new(1));
         let mut freq = [0.0f64; 4];
         for _ in 0..100_000 {
@@ -190,13 +168,6 @@ mod tests {
         }
         for (f, p) in freq.iter().zip([0.57, 0.19, 0.19, 0.05]) {
             assert!((f - p).abs() < 0.01, "{freq:?}");
-        }
-        for bits in [1, 2, 5, 12] {
-            let sh = Shuffle::new(bits, &mut rng);
-            let mut seen = vec![false; 1 << bits];
-            for x in 0..1 << bits {
-                assert!(!std::mem::replace(&mut seen[sh.apply(x) as usize], true));
-            }
         }
     }
 
