@@ -5,10 +5,12 @@ use anyhow::{anyhow, bail, Result};
 use clap::{Args, Subcommand};
 use std::path::Path;
 
+use tierkit_sim::model::MlpClass;
 use tierkit_sim::trace::info::{stats_with_top, TraceStats};
 use tierkit_sim::trace::oracle_general::{Convention, RecordReader};
 use tierkit_sim::trace::round_gaps::round_trace;
-use tierkit_sim::trace::{self, write_oracle_general, Format, NativeWriter, PageAccess, PAGE_SHIFT};
+use tierkit_sim::trace::write_workload::write_native;
+use tierkit_sim::trace::{self, write_oracle_general, Format, PAGE_SHIFT};
 use tierkit_sim::workload::{self, Access, WorkloadSpec};
 
 use crate::machine_args::SizeArgs;
@@ -16,7 +18,8 @@ use crate::machine_args::SizeArgs;
 /// `tierkit trace ...`
 #[derive(Subcommand, Debug)]
 pub enum TraceCommand {
-    /// Write a workload's page stream as a trace (oracleGeneral: one object per page).
+    /// Write a workload's page stream as a trace (oracleGeneral: one object per page;
+    /// native: with store flags, and MLP classes when the workload sets any).
     Write(WriteArgs),
     /// Describe a trace: accesses, pages, reuse, hot fractions, fitted Zipf alpha.
     Info(InfoArgs),
@@ -130,7 +133,8 @@ fn text(file: &str, format: Format, s: &TraceStats, next_access: Option<Conventi
          median reuse distance {}\n\
          top 1% of pages       {:.4} of accesses\n\
          top 10% of pages      {:.4} of accesses\n\
-         fitted Zipf alpha     {}{}{}",
+         fitted Zipf alpha     {}\n\
+         mlp classes           {}{}{}",
         format.name(),
         s.accesses,
         s.writes,
@@ -141,9 +145,21 @@ fn text(file: &str, format: Format, s: &TraceStats, next_access: Option<Conventi
         s.top1_share,
         s.top10_share,
         opt(s.zipf_alpha.map(|a| format!("{a:.3}"))),
+        classes_text(s),
         next_access.map_or_else(String::new, |c| format!("\nnext_access_vtime     {c}")),
         clock_text(s),
     ) + &hottest_text(s)
+}
+
+/// `info`'s MLP class line: the accesses of each class, or that the records carry none.
+fn classes_text(s: &TraceStats) -> String {
+    match s.classes {
+        Some(counts) => {
+            let each = MlpClass::ALL.iter().zip(counts).map(|(c, n)| format!("{} {n}", c.name()));
+            each.collect::<Vec<_>>().join(", ")
+        }
+        None => "none (every access takes app.mlp)".into(),
+    }
 }
 
 /// `info`'s clock lines, when the trace has a clock: the instructions retired, the
@@ -188,6 +204,10 @@ fn json(file: &str, format: Format, s: &TraceStats, next_access: Option<Conventi
         "top1_share": s.top1_share,
         "top10_share": s.top10_share,
         "zipf_alpha": s.zipf_alpha,
+        "mlp_classes": s.classes.map(|counts| {
+            let each = MlpClass::ALL.iter().zip(counts).map(|(c, n)| (c.name().to_string(), n.into()));
+            each.collect::<serde_json::Map<_, _>>()
+        }),
         "instructions": s.clock.map(|c| c.instructions),
         "sample_every": s.clock.map(|c| c.sample_every),
         "instructions_per_record": s.clock.map(|c| c.instructions as f64 / s.accesses as f64),
@@ -205,37 +225,28 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
         TraceCommand::Write(a) => {
             let to = writable(&a.format)?;
             let spec = a.size.apply(WorkloadSpec::new(&a.workload, 65_536, 3_000_000, a.seed))?;
+            if to == Format::Native {
+                let (header, pages) = write_native(&spec, Path::new(&a.output))?;
+                let classes = if header.classes { ", with MLP classes" } else { "" };
+                eprintln!("wrote {} requests over {pages} pages to {} (native{classes})", header.accesses, a.output);
+                return Ok(());
+            }
             let mut wl = workload::build(&spec)?;
             let mut buf: Vec<Access> = Vec::with_capacity(1 << 16);
-            let n = if to == Format::Native {
-                let mut w = NativeWriter::create(&a.output, true)?;
-                loop {
-                    buf.clear();
-                    if wl.try_fill(&mut buf, 1 << 16)? == 0 {
-                        break;
-                    }
-                    for x in &buf {
-                        w.push(PageAccess::new(x.page, x.write))?;
-                    }
+            // The requests and then their next-access times: 16 bytes per request.
+            let input = || format!("workload {}: accesses = {}", spec.name, wl.len());
+            tierkit_sim::budget::check(u128::from(wl.len()) * 16, input, "writing it as oracle-general")?;
+            let mut ids = Vec::new();
+            ids.try_reserve_exact(wl.len() as usize).map_err(|e| anyhow!("{}: {e}", input()))?;
+            loop {
+                buf.clear();
+                if wl.try_fill(&mut buf, 1 << 16)? == 0 {
+                    break;
                 }
-                w.finish()?.accesses
-            } else {
-                // The requests and then their next-access times: 16 bytes per request.
-                let input = || format!("workload {}: accesses = {}", spec.name, wl.len());
-                tierkit_sim::budget::check(u128::from(wl.len()) * 16, input, "writing it as oracle-general")?;
-                let mut ids = Vec::new();
-                ids.try_reserve_exact(wl.len() as usize).map_err(|e| anyhow!("{}: {e}", input()))?;
-                loop {
-                    buf.clear();
-                    if wl.try_fill(&mut buf, 1 << 16)? == 0 {
-                        break;
-                    }
-                    ids.extend(buf.iter().map(|x| x.page));
-                }
-                let n = ids.len() as u64;
-                write_oracle_general(&a.output, ids)?;
-                n
-            };
+                ids.extend(buf.iter().map(|x| x.page));
+            }
+            let n = ids.len() as u64;
+            write_oracle_general(&a.output, ids)?;
             eprintln!("wrote {n} requests over {} pages to {} ({})", wl.pages(), a.output, to.name());
             Ok(())
         }

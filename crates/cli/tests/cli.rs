@@ -222,3 +222,38 @@ fn a_trace_is_written_converted_described_and_compared() {
     assert!(!ok && err.contains("cannot be used with"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `trace write` keeps the MLP classes of a workload that sets them (chase-stream) and
+/// writes none for one that does not; `trace info` counts them, or says there are none.
+#[test]
+fn trace_write_keeps_mlp_classes_and_info_counts_them() {
+    let dir = std::env::temp_dir().join(format!("tierkit-cli-mlp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cs, z) = (dir.join("cs.tkt"), dir.join("z.tkt"));
+    let (cs, z) = (cs.to_str().unwrap(), z.to_str().unwrap());
+    for (workload, out) in [("chase-stream", cs), ("zipf", z)] {
+        let args = ["trace", "write", "--workload", workload, "--pages", "1600", "--accesses", "40000"];
+        let (ok, _, err) = tierkit(&[&args[..], &["--format", "native", "-o", out]].concat());
+        assert!(ok, "{err}");
+        assert_eq!(err.contains("with MLP classes"), workload == "chase-stream", "{err}");
+    }
+    let info = |path: &str| {
+        let (ok, out, err) = tierkit(&["trace", "info", path, "--json"]);
+        assert!(ok, "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()
+    };
+    let classes = &info(cs)["mlp_classes"];
+    let count = |name: &str| classes[name].as_u64().unwrap_or_else(|| panic!("{name}: {classes}"));
+    let (default, dependent, streaming) = (count("default"), count("dependent"), count("streaming"));
+    assert_eq!(default + dependent + streaming, 40_000, "{classes}");
+    // chase-stream's shares: 30% chasing, 60% streaming, the rest cold.
+    assert!((11_000..13_000).contains(&dependent) && (23_000..25_000).contains(&streaming), "{classes}");
+    assert_eq!(info(z)["mlp_classes"], serde_json::Value::Null);
+    let (ok, out, err) = tierkit(&["trace", "info", cs]);
+    assert!(ok, "{err}");
+    let line = format!("mlp classes           default {default}, dependent {dependent}, streaming {streaming}");
+    assert!(out.contains(&line), "{out}");
+    let (ok, out, err) = tierkit(&["trace", "info", z]);
+    assert!(ok && out.contains("mlp classes           none (every access takes app.mlp)"), "{out}{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

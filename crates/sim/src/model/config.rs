@@ -76,7 +76,8 @@ fn default_mlp_streaming() -> f64 {
 
 /// How a miss overlaps with its thread's other misses: which of the application's
 /// memory-level parallelism figures its latency is divided by ([`AppModel::mlp_of`]).
-/// Generators set it per access; trace records carry none and are `Default`.
+/// Generators set it per access; a trace record carries one where its format has the
+/// field (native flag bit 2, a CSV `mlp` column) and is `Default` otherwise.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum MlpClass {
@@ -90,6 +91,28 @@ pub enum MlpClass {
 }
 
 impl MlpClass {
+    /// Every class, in the order of their codes (0, 1, 2).
+    pub const ALL: [MlpClass; 3] = [MlpClass::Default, MlpClass::Dependent, MlpClass::Streaming];
+
+    /// Its name in traces and reports: `default`, `dependent` or `streaming`.
+    pub fn name(self) -> &'static str {
+        match self {
+            MlpClass::Default => "default",
+            MlpClass::Dependent => "dependent",
+            MlpClass::Streaming => "streaming",
+        }
+    }
+
+    /// The class named `name` (any case), if one is.
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.name().eq_ignore_ascii_case(name))
+    }
+
+    /// The class whose code (its position in [`MlpClass::ALL`]) is `code`, if one is.
+    pub fn from_code(code: u8) -> Option<Self> {
+        Self::ALL.get(code as usize).copied()
+    }
+
     /// Counts a miss of this class served by `tier` in `classed` (dependent, streaming);
     /// a miss of the default class is counted by the total alone.
     #[inline]

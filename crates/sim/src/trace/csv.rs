@@ -6,18 +6,24 @@
 //! - Without a header (the first line's first field is a number): field 1 is a page
 //!   number, and an optional field 2 the operation.
 //! - With a header: a column `page` (page numbers) or `addr` / `address` (byte
-//!   addresses, >> 12), and optionally a column `op`, `rw`, `type` or `write`; other
-//!   columns are ignored.
+//!   addresses, >> 12), optionally a column `op`, `rw`, `type` or `write`, and optionally
+//!   a column `mlp` (each access's MLP class); other columns are ignored.
 //!
 //! Operations: `r`, `read`, `load`, `l`, `0`, `false` are loads; `w`, `write`, `store`,
 //! `s`, `1`, `true` stores (case-insensitive). Without an operation column every access
 //! is a load.
+//!
+//! MLP classes: `default`, `dependent` or `streaming` (case-insensitive; see
+//! [`MlpClass`]), by name rather than number so that a column of them reads as what it
+//! means and cannot be taken for a count. Without an `mlp` column every access is of the
+//! default class (`app.mlp`).
 
 use std::path::Path;
 
 use super::text::{number, Lines};
 use super::{PageAccess, PageReader, PAGE_SHIFT};
 use crate::error::SimError;
+use crate::model::MlpClass;
 
 /// Which columns hold what.
 #[derive(Clone, Copy, Debug)]
@@ -28,11 +34,13 @@ struct Columns {
     addresses: bool,
     /// Column of the operation.
     op: Option<usize>,
+    /// Column of the MLP class.
+    mlp: Option<usize>,
     /// Fields a line needs.
     needed: usize,
 }
 
-const POSITIONAL: Columns = Columns { key: 0, addresses: false, op: Some(1), needed: 1 };
+const POSITIONAL: Columns = Columns { key: 0, addresses: false, op: Some(1), mlp: None, needed: 1 };
 
 fn header(fields: &[&str]) -> Result<Columns, String> {
     let find = |names: &[&str]| fields.iter().position(|f| names.iter().any(|n| f.eq_ignore_ascii_case(n)));
@@ -47,7 +55,8 @@ fn header(fields: &[&str]) -> Result<Columns, String> {
         }
     };
     let op = find(&["op", "rw", "type", "write"]);
-    Ok(Columns { key, addresses, op, needed: key.max(op.unwrap_or(0)) + 1 })
+    let mlp = find(&["mlp"]);
+    Ok(Columns { key, addresses, op, mlp, needed: key.max(op.unwrap_or(0)).max(mlp.unwrap_or(0)) + 1 })
 }
 
 fn op(field: &str) -> Option<bool> {
@@ -58,7 +67,7 @@ fn op(field: &str) -> Option<bool> {
     }
 }
 
-fn parse(fields: &[&str], c: Columns) -> Result<PageAccess, String> {
+fn parse(fields: &[&str], c: Columns) -> Result<(PageAccess, MlpClass), String> {
     if fields.len() < c.needed {
         return Err(format!("{} fields, expected at least {}", fields.len(), c.needed));
     }
@@ -71,7 +80,13 @@ fn parse(fields: &[&str], c: Columns) -> Result<PageAccess, String> {
             format!("field {} = {f:?}: expected an operation (r/w, read/write, load/store, 0/1)", c.op.unwrap_or(0) + 1)
         })?,
     };
-    Ok(PageAccess::new(if c.addresses { key >> PAGE_SHIFT } else { key }, write))
+    let class = match c.mlp.map(|i| (i, fields[i])) {
+        None => MlpClass::Default,
+        Some((i, f)) => MlpClass::named(f).ok_or_else(|| {
+            format!("field {} = {f:?}: expected an MLP class (default, dependent or streaming)", i + 1)
+        })?,
+    };
+    Ok((PageAccess::new(if c.addresses { key >> PAGE_SHIFT } else { key }, write), class))
 }
 
 /// A streaming reader of CSV traces.
@@ -89,6 +104,14 @@ impl CsvReader {
 
 impl PageReader for CsvReader {
     fn next_access(&mut self) -> Result<Option<PageAccess>, SimError> {
+        Ok(self.next_classed()?.map(|(a, _)| a))
+    }
+
+    fn carries_classes(&self) -> bool {
+        self.columns.is_some_and(|c| c.mlp.is_some())
+    }
+
+    fn next_classed(&mut self) -> Result<Option<(PageAccess, MlpClass)>, SimError> {
         loop {
             let Some(line) = self.lines.next_line()? else { return Ok(None) };
             let line = line.trim();

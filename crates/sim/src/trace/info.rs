@@ -41,6 +41,10 @@ pub struct TraceStats {
     pub hottest: Vec<(u64, u64)>,
     /// The trace's own clock, when it has one (see [`PageReader::clock`]).
     pub clock: Option<TraceClock>,
+    /// Accesses of each MLP class, in the order of [`crate::model::MlpClass::ALL`], when the records
+    /// carry classes (see [`PageReader::carries_classes`]); `None` otherwise (every
+    /// access then has the default class, `app.mlp`).
+    pub classes: Option<[u64; 3]>,
 }
 
 /// A Fenwick tree of counts over access positions.
@@ -147,7 +151,9 @@ pub fn stats_with_top(reader: &mut dyn PageReader, file: &str, top: usize) -> Re
     let mut page_of: Vec<u64> = Vec::new();
     let mut seq: Option<Vec<u32>> = Some(Vec::new());
     let (mut accesses, mut writes) = (0u64, 0u64);
-    while let Some(a) = reader.next_access()? {
+    let mut classes = [0u64; 3];
+    while let Some((a, class)) = reader.next_classed()? {
+        classes[class as usize] += 1;
         let fresh = counts.len() as u32;
         let id = *ids.entry(a.page, fresh);
         if id == fresh {
@@ -194,6 +200,7 @@ pub fn stats_with_top(reader: &mut dyn PageReader, file: &str, top: usize) -> Re
         zipf_alpha: fit_zipf(&counts),
         hottest,
         clock: reader.clock(),
+        classes: reader.carries_classes().then_some(classes),
     })
 }
 

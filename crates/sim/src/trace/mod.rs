@@ -12,7 +12,9 @@
 //! | damo JSON records (regions become page samples) | `damo` | a leading `[` or `{` | [`damo`] |
 //!
 //! Every reader yields [`PageAccess`]es: 4 KiB page numbers (byte addresses >> 12) and
-//! whether the access is a store, in trace order. Readers stream their file (damo's JSON
+//! whether the access is a store, in trace order; [`PageReader::next_classed`] adds each
+//! access's MLP class where the format carries one (native with flag bit 2, CSV with an
+//! `mlp` column) and the default class (`app.mlp`) elsewhere. Readers stream their file (damo's JSON
 //! excepted, see [`damo`]). Every error is a [`SimError::File`] naming the file and the
 //! byte offset (binary formats) or line (text formats) and what was expected there.
 //!
@@ -27,6 +29,7 @@ use std::io::Read;
 use std::path::Path;
 
 use crate::error::SimError;
+use crate::model::MlpClass;
 use crate::workload::{Workload, WorkloadSpec};
 
 pub mod csv;
@@ -43,6 +46,7 @@ pub mod pinatrace;
 mod replay;
 pub mod round_gaps;
 mod text;
+pub mod write_workload;
 
 pub use damon_turns::{DamonRegion, SnapshotSamples, DAMON_TURNS};
 pub use llc::{LlcFilter, LlcStats};
@@ -99,10 +103,23 @@ pub trait PageReader: Send {
         true
     }
 
-    /// The trace's clock, when its format has one (a native version 2 trace written
+    /// The trace's clock, when its format has one (a native version 2 or 4 trace written
     /// with one); `None` otherwise, and every access's `instructions` is then 0.
     fn clock(&self) -> Option<TraceClock> {
         None
+    }
+
+    /// The next access and its MLP class: the class its record carries (see
+    /// [`PageReader::carries_classes`]), else [`MlpClass::Default`].
+    fn next_classed(&mut self) -> Result<Option<(PageAccess, MlpClass)>, SimError> {
+        Ok(self.next_access()?.map(|a| (a, MlpClass::Default)))
+    }
+
+    /// Whether the trace's records carry an MLP class: a native trace with flag bit 2, a
+    /// CSV trace with an `mlp` column (known once its header line is read, that is after
+    /// the first access). Native output of [`convert`] keeps the classes only then.
+    fn carries_classes(&self) -> bool {
+        false
     }
 }
 
@@ -267,19 +284,25 @@ pub fn build(spec: &WorkloadSpec) -> Result<Box<dyn Workload>, SimError> {
 
 /// Copies every access of `reader` into `native` or `oracleGeneral` output at `out`;
 /// returns the number of accesses copied. Native output keeps the reader's clock (each
-/// record's instruction gap and the sample rate) when it has one. `oracleGeneral` keeps page numbers as object
-/// ids and drops the store flags; writing it collects the pages first (about 16 bytes
-/// per access, for `next_access_vtime`), while native output streams.
+/// record's instruction gap and the sample rate) when it has one, and the records' MLP
+/// classes when they carry them. `oracleGeneral` keeps page numbers as object ids and
+/// drops the store flags and classes; writing it collects the pages first (about 16
+/// bytes per access, for `next_access_vtime`), while native output streams.
 pub fn convert(reader: &mut dyn PageReader, out: impl AsRef<Path>, to: Format) -> Result<u64, SimError> {
     let out = out.as_ref();
     match to {
         Format::Native => {
-            let mut w = match reader.clock() {
-                Some(c) => NativeWriter::with_clock(out, reader.records_stores(), c.sample_every)?,
-                None => NativeWriter::create(out, reader.records_stores())?,
+            // Read first: a CSV reader knows its columns after its header line.
+            let mut next = reader.next_classed()?;
+            let fields = native::Fields {
+                writes: reader.records_stores(),
+                sample_every: reader.clock().map(|c| c.sample_every),
+                classes: reader.carries_classes(),
             };
-            while let Some(a) = reader.next_access()? {
-                w.push(a)?;
+            let mut w = NativeWriter::with_fields(out, fields)?;
+            while let Some((a, class)) = next {
+                w.push_classed(a, class)?;
+                next = reader.next_classed()?;
             }
             Ok(w.finish()?.accesses)
         }

@@ -1,15 +1,16 @@
 //! tierkit's native trace format: page-number deltas as zigzag varints, zstd-compressed,
-//! behind a versioned header; version 2 adds the trace's own clock.
+//! behind a versioned header; version 2 adds the trace's own clock, version 4 an MLP class
+//! per record.
 //!
-//! # Layout (version 2, written)
+//! # Layout (versions 2 and 4, written)
 //!
 //! A 48-byte little-endian header:
 //!
 //! | offset | type | field |
 //! |---|---|---|
 //! | 0 | `[u8; 8]` | magic `TKTRACE\0` |
-//! | 8 | `u16` | format version (2) |
-//! | 10 | `u16` | flags: bit 0 = each record carries a store flag; bit 1 = each record carries an instruction gap; other bits must be 0 |
+//! | 8 | `u16` | format version: 4 when flag bit 2 is set, else 2 |
+//! | 10 | `u16` | flags: bit 0 = each record carries a store flag; bit 1 = each record carries an instruction gap; bit 2 (version 4) = each record carries an MLP class; other bits must be 0 |
 //! | 12 | `u32` | page size in bytes (4096) |
 //! | 16 | `u64` | accesses |
 //! | 24 | `u64` | distinct pages |
@@ -25,13 +26,27 @@
 //! a wrapping `i64` zigzag-encoded into an unsigned LEB128 varint (at most 10 bytes);
 //! then, when flag bit 1 is set, the instructions retired since the previous record (the
 //! first: since recording started) as an unsigned LEB128 varint; then, when flag bit 0 is
-//! set, one byte: 0 for a load, 1 for a store. Sequential and looping page streams thus
-//! cost about a byte per access before compression.
+//! set, one byte: 0 for a load, 1 for a store; then, when flag bit 2 is set, one byte:
+//! the access's [`MlpClass`], 0 default (the application's `app.mlp`), 1 dependent, 2
+//! streaming. Sequential and looping page streams thus cost about a byte per access
+//! before compression.
 //!
-//! # Version 1
+//! The class is a byte of its own, last, rather than folded into the store flag's byte:
+//! a record without it is byte for byte what it was, each byte keeps one meaning and one
+//! check (0 or 1; 0 to 2), and a class is there with or without store flags. Its cost
+//! after compression is small, as classes come in the same runs as the page deltas
+//! (docs/TRACES.md measures it).
 //!
-//! The first 32 bytes of the version 2 header, with version 1 and only flag bit 0
-//! defined: no clock, every memory-level access kept. Still read.
+//! # Versions
+//!
+//! Version 1: the first 32 bytes of the version 2 header, with version 1 and only flag
+//! bit 0 defined: no clock, every memory-level access kept. Still read.
+//!
+//! Version 4 is version 2 with flag bit 2 defined; it is written only for a trace that
+//! carries classes, so every other trace stays version 2 and readable by older readers,
+//! which refuse a version 4 file by its version instead of misreading it. Version 3 is
+//! not used: a reverted change wrote it, with bit 2 meaning a wall clock, and it stays
+//! refused so that such a file is never read as classes.
 //!
 //! # Reading
 //!
@@ -41,7 +56,8 @@
 //! than 4096, header counts that contradict each other (offset 24), an instruction total
 //! without flag bit 1 (offset 32), a sample rate of 0 (offset 40), a corrupt or truncated
 //! zstd frame or one whose content checksum does not match (the offset where that frame
-//! starts), a bad record (the offset of its frame and its offset in the frame's
+//! starts), a bad record (a store flag other than 0 or 1, a class other than 0 to 2, a
+//! cut or overlong varint: the offset of its frame and its offset in the frame's
 //! decompressed bytes), or a payload holding other counts than the header says.
 //!
 //! Whoever reads a whole trace keeps a map of its distinct pages (the replay numbers
@@ -71,14 +87,19 @@ use zstd::zstd_safe::CParameter;
 use super::{PageAccess, PageReader, TraceClock};
 use crate::budget;
 use crate::error::SimError;
+use crate::model::MlpClass;
 
 /// First 8 bytes of a native trace.
 pub const MAGIC: [u8; 8] = *b"TKTRACE\0";
 
-/// The format version this module writes.
-pub const VERSION: u16 = 2;
+/// The newest format version this module reads; it writes it only for traces whose
+/// records carry classes ([`FLAG_CLASSES`]), and [`VERSION_WRITTEN`] otherwise.
+pub const VERSION: u16 = 4;
 
-/// Header bytes of the version written.
+/// The version written for traces without classes.
+pub const VERSION_WRITTEN: u16 = 2;
+
+/// Header bytes of versions 2 and 4.
 pub const HEADER_BYTES: usize = 48;
 
 /// Header bytes of a version 1 file.
@@ -89,6 +110,9 @@ pub const FLAG_WRITES: u16 = 1;
 
 /// Flag bit (version 2): each record carries an instruction gap.
 pub const FLAG_CLOCK: u16 = 2;
+
+/// Flag bit (version 4): each record carries an MLP class byte.
+pub const FLAG_CLASSES: u16 = 4;
 
 /// Page size the header must name.
 pub const PAGE_BYTES: u32 = 4096;
@@ -111,6 +135,8 @@ pub struct Header {
     pub version: u16,
     /// Whether records carry store flags.
     pub writes: bool,
+    /// Whether records carry MLP classes (version 4).
+    pub classes: bool,
     /// Accesses in the trace.
     pub accesses: u64,
     /// Distinct pages among them.
@@ -136,13 +162,14 @@ impl Header {
         }
     }
 
-    /// The header as written: always the current version.
+    /// The header as written (versions 2 and 4).
     fn to_bytes(self) -> [u8; HEADER_BYTES] {
-        let flags =
-            if self.writes { FLAG_WRITES } else { 0 } | if self.instructions.is_some() { FLAG_CLOCK } else { 0 };
+        let flags = if self.writes { FLAG_WRITES } else { 0 }
+            | if self.instructions.is_some() { FLAG_CLOCK } else { 0 }
+            | if self.classes { FLAG_CLASSES } else { 0 };
         let mut b = [0u8; HEADER_BYTES];
         b[0..8].copy_from_slice(&MAGIC);
-        b[8..10].copy_from_slice(&VERSION.to_le_bytes());
+        b[8..10].copy_from_slice(&self.version.to_le_bytes());
         b[10..12].copy_from_slice(&flags.to_le_bytes());
         b[12..16].copy_from_slice(&PAGE_BYTES.to_le_bytes());
         b[16..24].copy_from_slice(&self.accesses.to_le_bytes());
@@ -152,7 +179,7 @@ impl Header {
         b
     }
 
-    /// Decodes and checks a header of version 1 or 2 (`b` holds at least the header's
+    /// Decodes and checks a header of version 1, 2 or 4 (`b` holds at least the header's
     /// bytes when the file does); errors are `(offset, what is wrong)`.
     fn parse(b: &[u8]) -> Result<Self, (u64, String)> {
         if b.len() < 8 || b[0..8] != MAGIC {
@@ -164,10 +191,10 @@ impl Header {
         let u16_at = |i: usize| u16::from_le_bytes([b[i], b[i + 1]]);
         let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or_default());
         let version = u16_at(8);
-        if !(1..=VERSION).contains(&version) {
+        if !matches!(version, 1 | 2 | VERSION) {
             return Err((
                 8,
-                format!("unsupported native trace version {version} (this tierkit reads versions 1 and 2)"),
+                format!("unsupported native trace version {version} (this tierkit reads versions 1, 2 and {VERSION})"),
             ));
         }
         let need = Self::bytes_of(version);
@@ -178,7 +205,11 @@ impl Header {
             ));
         }
         let flags = u16_at(10);
-        let known = if version == 1 { FLAG_WRITES } else { FLAG_WRITES | FLAG_CLOCK };
+        let known = match version {
+            1 => FLAG_WRITES,
+            2 => FLAG_WRITES | FLAG_CLOCK,
+            _ => FLAG_WRITES | FLAG_CLOCK | FLAG_CLASSES,
+        };
         if flags & !known != 0 {
             return Err((10, format!("unknown flags {flags:#06x} (version {version} defines only bits {known:#b})")));
         }
@@ -203,7 +234,15 @@ impl Header {
                 return Err((40, "corrupt header: sample rate 0 (one in sample_every accesses; at least 1)".into()));
             }
         }
-        Ok(Self { version, writes: flags & FLAG_WRITES != 0, accesses, pages, instructions, sample_every })
+        Ok(Self {
+            version,
+            writes: flags & FLAG_WRITES != 0,
+            classes: flags & FLAG_CLASSES != 0,
+            accesses,
+            pages,
+            instructions,
+            sample_every,
+        })
     }
 }
 
@@ -223,7 +262,19 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
-/// Writes a native trace (the current version), one frame per [`BLOCK_ACCESSES`]
+/// What each record of a native trace carries besides its page.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Fields {
+    /// A store flag (flag bit 0).
+    pub writes: bool,
+    /// An instruction gap (flag bit 1), the trace holding one in this many memory-level
+    /// accesses (at least 1); `None`: no clock.
+    pub sample_every: Option<u64>,
+    /// An MLP class (flag bit 2, version 4).
+    pub classes: bool,
+}
+
+/// Writes a native trace (version 4 with classes, else 2), one frame per [`BLOCK_ACCESSES`]
 /// accesses, compressed at [`ZSTD_LEVEL`] by a thread of its own while the next block
 /// fills; the header is written last (by [`NativeWriter::finish`]).
 pub struct NativeWriter {
@@ -235,6 +286,8 @@ pub struct NativeWriter {
     /// Whether records carry instruction gaps.
     clock: bool,
     sample_every: u64,
+    /// Whether records carry MLP classes.
+    classes: bool,
     block: Vec<u8>,
     in_block: usize,
     prev: u64,
@@ -259,25 +312,28 @@ fn compress_blocks(
 impl NativeWriter {
     /// Creates `path` without a clock; `writes` records store flags.
     pub fn create(path: impl AsRef<Path>, writes: bool) -> Result<Self, SimError> {
-        Self::open(path.as_ref(), writes, false, 1)
+        Self::with_fields(path, Fields { writes, ..Fields::default() })
     }
 
     /// Creates `path` with a clock: each record keeps its
     /// [`PageAccess::instructions`], and the header the total and `sample_every` (the
     /// trace holds one in `sample_every` memory-level accesses; at least 1).
     pub fn with_clock(path: impl AsRef<Path>, writes: bool, sample_every: u64) -> Result<Self, SimError> {
-        if sample_every == 0 {
+        Self::with_fields(path, Fields { writes, sample_every: Some(sample_every), classes: false })
+    }
+
+    /// Creates `path` for records carrying `fields`: with a class, each record keeps the
+    /// class given to [`NativeWriter::push_classed`].
+    pub fn with_fields(path: impl AsRef<Path>, fields: Fields) -> Result<Self, SimError> {
+        let path = path.as_ref();
+        if fields.sample_every == Some(0) {
             return Err(SimError::bad_option(
-                format!("native trace {}", path.as_ref().display()),
+                format!("native trace {}", path.display()),
                 "sample_every",
                 "0",
                 "at least 1 (1 keeps every access)",
             ));
         }
-        Self::open(path.as_ref(), writes, true, sample_every)
-    }
-
-    fn open(path: &Path, writes: bool, clock: bool, sample_every: u64) -> Result<Self, SimError> {
         let file = path.display().to_string();
         let io_err = |source| SimError::Io { file: file.clone(), source };
         let mut out = BufWriter::with_capacity(1 << 20, File::create(path).map_err(io_err)?);
@@ -291,9 +347,10 @@ impl NativeWriter {
             file,
             blocks: Some(tx),
             compressor: Some(compressor),
-            writes,
-            clock,
-            sample_every,
+            writes: fields.writes,
+            clock: fields.sample_every.is_some(),
+            sample_every: fields.sample_every.unwrap_or(1),
+            classes: fields.classes,
             block: Vec::new(),
             in_block: 0,
             prev: 0,
@@ -308,8 +365,14 @@ impl NativeWriter {
     }
 
     /// Appends one access (its `instructions` kept when the trace has a clock, and
-    /// ignored otherwise).
+    /// ignored otherwise), of the default class when records carry classes.
     pub fn push(&mut self, a: PageAccess) -> Result<(), SimError> {
+        self.push_classed(a, MlpClass::Default)
+    }
+
+    /// Appends one access of MLP class `class` (kept when records carry classes, and
+    /// ignored otherwise).
+    pub fn push_classed(&mut self, a: PageAccess, class: MlpClass) -> Result<(), SimError> {
         put_varint(&mut self.block, zigzag(a.page.wrapping_sub(self.prev) as i64));
         if self.clock {
             self.instructions = self.instructions.checked_add(a.instructions).ok_or_else(|| SimError::File {
@@ -321,6 +384,9 @@ impl NativeWriter {
         }
         if self.writes {
             self.block.push(a.write as u8);
+        }
+        if self.classes {
+            self.block.push(class as u8);
         }
         self.prev = a.page;
         self.accesses += 1;
@@ -361,8 +427,9 @@ impl NativeWriter {
         self.flush_block()?;
         let mut out = self.join()?;
         let header = Header {
-            version: VERSION,
+            version: if self.classes { VERSION } else { VERSION_WRITTEN },
             writes: self.writes,
+            classes: self.classes,
             accesses: self.accesses,
             pages: self.seen.len() as u64,
             instructions: self.clock.then_some(self.instructions),
@@ -391,7 +458,7 @@ impl Read for Counted {
     }
 }
 
-/// A streaming reader of native traces (versions 1 and 2).
+/// A streaming reader of native traces (versions 1, 2 and 4).
 pub struct NativeReader {
     file: String,
     header: Header,
@@ -594,6 +661,10 @@ impl NativeReader {
 
 impl PageReader for NativeReader {
     fn next_access(&mut self) -> Result<Option<PageAccess>, SimError> {
+        Ok(self.next_classed()?.map(|(a, _)| a))
+    }
+
+    fn next_classed(&mut self) -> Result<Option<(PageAccess, MlpClass)>, SimError> {
         let Some(first) = self.byte()? else {
             self.at_end()?;
             return Ok(None);
@@ -634,6 +705,16 @@ impl PageReader for NativeReader {
         } else {
             false
         };
+        let class = if self.header.classes {
+            match self.byte()? {
+                Some(x) => MlpClass::from_code(x).ok_or_else(|| {
+                    self.record_error(&format!("MLP class {x}, expected 0 (default), 1 (dependent) or 2 (streaming)"))
+                })?,
+                None => return Err(self.record_error("the payload ends before the record's MLP class")),
+            }
+        } else {
+            MlpClass::Default
+        };
         if let Some(seen) = &mut self.seen {
             seen.entry(page, 0);
             if seen.len() as u64 > self.header.pages {
@@ -645,11 +726,15 @@ impl PageReader for NativeReader {
         }
         self.prev = page;
         self.read += 1;
-        Ok(Some(PageAccess { page, write, instructions }))
+        Ok(Some((PageAccess { page, write, instructions }, class)))
     }
 
     fn records_stores(&self) -> bool {
         self.header.writes
+    }
+
+    fn carries_classes(&self) -> bool {
+        self.header.classes
     }
 
     fn clock(&self) -> Option<TraceClock> {

@@ -1,6 +1,7 @@
 //! The `trace` workload for formats other than `oracleGeneral`: a [`PageReader`]'s
 //! pages, renumbered densely in order of first appearance, with the trace's clock when
-//! it has one (the instructions of the replayed records, and its sample rate).
+//! it has one (the instructions of the replayed records, and its sample rate) and each
+//! record's MLP class when it carries one.
 
 use std::path::{Path, PathBuf};
 
@@ -8,12 +9,13 @@ use tierkit_core::sketches::PageTable;
 
 use super::{open, Format, PageReader, TraceClock};
 use crate::error::SimError;
-use crate::workload::{Access, MlpClass, Workload};
+use crate::workload::{Access, Workload};
 
 /// A trace replayed as a workload. Opening reads the trace once (up to `limit`
 /// accesses) to number its pages and count its accesses, keeping only the page map (a
 /// [`PageTable`], at most 2^32 pages); [`Workload::fill`] then reads it again,
-/// streaming. Each access is word 0 of its page, a store when the trace says so. A file
+/// streaming. Each access is word 0 of its page, a store when the trace says so, of the
+/// MLP class its record carries (the default class, `app.mlp`, where it carries none). A file
 /// that can no longer be read, or no longer holds what opening found (truncated or
 /// rewritten while in use), ends the stream with the reader's error (naming the file and
 /// the byte offset or line), or one naming the access where the trace ended or changed,
@@ -91,7 +93,7 @@ impl PageTrace {
         };
         for _ in 0..want {
             let at = self.len - self.left;
-            let Some(a) = reader.next_access()? else {
+            let Some((a, class)) = reader.next_classed()? else {
                 return Err(changed(at, format!("the trace ends here; it held {} accesses when opened", self.len)));
             };
             let Some(page) = self.ids.get(a.page) else {
@@ -99,7 +101,7 @@ impl PageTrace {
             };
             self.instructions += a.instructions;
             self.left -= 1;
-            out.push(Access { page: page as u64, word: 0, write: a.write, class: MlpClass::Default });
+            out.push(Access { page: page as u64, word: 0, write: a.write, class });
         }
         Ok(())
     }

@@ -9,6 +9,7 @@
 
 use std::path::Path;
 
+use super::native::Fields;
 use super::{open, Format, NativeWriter, PageAccess};
 use crate::error::SimError;
 
@@ -56,8 +57,8 @@ impl GapRounder {
 }
 
 /// Copies the native trace `input` (which must have a clock) to `output` with its gaps
-/// rounded to `unit` (`None`: [`GapRounder::auto_unit`]); returns the records and the
-/// unit.
+/// rounded to `unit` (`None`: [`GapRounder::auto_unit`]), its store flags and MLP classes
+/// kept; returns the records and the unit.
 pub fn round_trace(input: &Path, output: &Path, unit: Option<u64>) -> Result<(u64, u64), SimError> {
     let no_clock = || SimError::File {
         file: input.display().to_string(),
@@ -78,17 +79,23 @@ pub fn round_trace(input: &Path, output: &Path, unit: Option<u64>) -> Result<(u6
         }
     };
     let mut rounder = GapRounder::new(unit);
-    let mut w = NativeWriter::with_clock(output, reader.records_stores(), clock.sample_every)?;
-    let mut held: Option<PageAccess> = None;
+    let fields = Fields {
+        writes: reader.records_stores(),
+        sample_every: Some(clock.sample_every),
+        classes: reader.carries_classes(),
+    };
+    let mut w = NativeWriter::with_fields(output, fields)?;
+    let mut held = None;
     let mut records = 0u64;
-    while let Some(a) = reader.next_access()? {
-        if let Some(prev) = held.replace(PageAccess { instructions: rounder.round(a.instructions), ..a }) {
-            w.push(prev)?;
+    while let Some((a, class)) = reader.next_classed()? {
+        if let Some((prev, c)) = held.replace((PageAccess { instructions: rounder.round(a.instructions), ..a }, class))
+        {
+            w.push_classed(prev, c)?;
         }
         records += 1;
     }
-    if let Some(last) = held {
-        w.push(PageAccess { instructions: last.instructions + rounder.rest(), ..last })?;
+    if let Some((last, c)) = held {
+        w.push_classed(PageAccess { instructions: last.instructions + rounder.rest(), ..last }, c)?;
     }
     w.finish()?;
     Ok((records, unit))

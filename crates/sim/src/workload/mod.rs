@@ -42,7 +42,8 @@ pub struct Access {
     /// A store.
     pub write: bool,
     /// How the miss overlaps with its thread's others (the MLP its latency is divided
-    /// by); every generator but `chase-stream`, and every trace, leaves the default.
+    /// by); every generator but `chase-stream` leaves the default, and a trace replay
+    /// gives the class its record carries (the default where it carries none).
     pub class: MlpClass,
 }
 
