@@ -12,6 +12,8 @@ use tierkit_linux::signals::Signals;
 use tierkit_linux::target::{Target, TargetError};
 use tierkit_linux::topology::{parse_list, TopologyOverrides};
 
+use crate::damos_args::DamosArgs;
+
 /// Environment variable naming the directory of tierkit's lock and crash-recovery
 /// state files (default /run/tierkit; the same as the hidden `--state-dir`).
 pub const STATE_DIR_ENV: &str = "TIERKIT_STATE_DIR";
@@ -22,7 +24,7 @@ pub struct LiveOptions {
     /// Policy to run (any registered one; `tierkit list` names them), with settings where given (`tierkit:sample_rate_hz=10000`; `tierkit list --params POLICY`).
     #[arg(long, default_value = "tierkit")]
     policy: String,
-    /// Access source: damon, perf, kernel (the kernel's NUMA-balancing tiering), damos (the kernel's DAMOS migrate_hot/migrate_cold schemes, system-wide, quotas tuned by tierkit), or auto (damon, else perf).
+    /// Access source: damon, perf, kernel (the kernel's NUMA-balancing tiering), damos (the kernel's DAMOS migrate_hot/migrate_cold schemes, system-wide or one memory cgroup's pages, quotas tuned by tierkit; --damos-* options), or auto (damon, else perf).
     #[arg(long, default_value = "auto", value_parser = parse_source)]
     source: SourceChoice,
     /// Decide but never move a page (decisions are reported as would-promote/demote).
@@ -57,6 +59,8 @@ pub struct LiveOptions {
     /// Directory of the lock and crash-recovery state files (also TIERKIT_STATE_DIR).
     #[arg(long, hide = true)]
     state_dir: Option<PathBuf>,
+    #[command(flatten)]
+    damos: DamosArgs,
 }
 
 /// `tierkit run`'s arguments.
@@ -122,8 +126,9 @@ pub fn state_dir(flag: Option<PathBuf>) -> PathBuf {
 }
 
 impl LiveOptions {
-    fn config(self) -> DaemonConfig {
-        DaemonConfig {
+    fn config(self) -> Result<DaemonConfig> {
+        let damos = self.damos.settings(self.source)?;
+        Ok(DaemonConfig {
             policy: self.policy,
             source: self.source,
             dry_run: self.dry_run,
@@ -135,8 +140,9 @@ impl LiveOptions {
             tick: self.tick.map(Duration::from_millis),
             cpu_budget: self.cpu_budget / 100.0,
             state_dir: state_dir(self.state_dir),
+            damos,
             ..DaemonConfig::default()
-        }
+        })
     }
 }
 
@@ -152,7 +158,7 @@ fn spawn_failure_code(e: &TargetError) -> i32 {
 /// Runs `tierkit run`: starts the command, tiers it until it exits, and exits with its
 /// exit status (128 + the signal that killed it).
 pub fn run(args: RunArgs) -> Result<()> {
-    let cfg = args.opts.config();
+    let cfg = args.opts.config()?;
     run::preflight(&cfg)?;
     let signals = Signals::install()?;
     let mut target = match Target::spawn(&args.cmd) {
@@ -173,7 +179,7 @@ pub fn run(args: RunArgs) -> Result<()> {
 /// Runs `tierkit attach`: tiers a running process until it exits or tierkit is told to
 /// stop; exits 0, or 1 when the run ended on an error.
 pub fn attach(args: AttachArgs) -> Result<()> {
-    let cfg = args.opts.config();
+    let cfg = args.opts.config()?;
     let pid = args.pid;
     perms::check_attach(&cfg.root, pid).with_context(|| format!("cannot attach to pid {pid}"))?;
     let mut target = Target::attach(pid).with_context(|| format!("cannot attach to pid {pid}"))?;

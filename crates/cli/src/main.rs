@@ -4,6 +4,7 @@ mod advise_cmd;
 mod args;
 mod bench_cmd;
 mod compare_cmd;
+mod damos_args;
 mod list_cmd;
 mod live_cmd;
 mod machine_args;

@@ -239,7 +239,14 @@ impl Tree {
             let p = tierkit_core::policies::build(name, &PolicySetup { fast_pages: 64, pages: 256 }).unwrap().unwrap();
             (name.to_string(), p.sources())
         });
-        SourceSetup { root: self.0.clone(), state_dir: self.0.join("run/tierkit"), pid, policy, nodes: Some((0, 1)) }
+        SourceSetup {
+            root: self.0.clone(),
+            state_dir: self.0.join("run/tierkit"),
+            pid,
+            policy,
+            nodes: Some((0, 1)),
+            damos: Default::default(),
+        }
     }
 }
 

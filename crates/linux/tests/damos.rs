@@ -6,9 +6,12 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use tierkit_core::InMemory;
 use tierkit_linux::source::damon::{
-    node_ranges::node_ranges, DamonError, DamosOptions, DamosTiering, KdamondClaim, Quotas, SchemeStats, Unavailable,
+    node_ranges::node_ranges, DamonError, DamosOptions, DamosTiering, KdamondClaim, Quotas, SchemeStats, TunerParams,
+    Unavailable,
 };
+use tierkit_linux::source::damos_live::{DamosLive, DamosSettings};
 
 const PID: i32 = 4242;
 const K0: &str = "sys/kernel/mm/damon/admin/kdamonds/0";
@@ -62,8 +65,8 @@ impl Tree {
             for f in ["metric", "interval_us", "high", "mid", "low"] {
                 tree.file(&format!("{dir}/watermarks/{f}"), "0");
             }
-            for f in 0..2 {
-                for file in ["type", "matching", "addr_start", "addr_end"] {
+            for f in 0..3 {
+                for file in ["type", "matching", "memcg_path", "addr_start", "addr_end"] {
                     tree.file(&format!("{dir}/filters/{f}/{file}"), "0");
                 }
             }
@@ -71,6 +74,8 @@ impl Tree {
                 tree.file(&format!("{dir}/stats/{f}"), "0");
             }
         }
+        tree.file("proc/self/mounts", "cgroup2 /sys/fs/cgroup cgroup2 rw,nosuid 0 0");
+        tree.file("sys/fs/cgroup/tk/app/memory.current", "0");
         tree.file("sys/devices/system/memory/block_size_bytes", "8000000");
         for block in 0..15 {
             let node = if block < 8 { 0 } else { 1 };
@@ -257,10 +262,71 @@ fn options_the_kernel_would_refuse_change_nothing() {
         DamosOptions { min_regions: 2, ..ok.clone() },
         DamosOptions { slow_ranges: std::iter::once(GIB / 2..GIB * 2).collect(), ..ok.clone() },
         DamosOptions { min_free_permil: 1000, ..ok.clone() },
+        DamosOptions { min_free_permil: 500, max_free_permil: 500, ..ok.clone() },
+        DamosOptions { max_free_permil: 1001, ..ok.clone() },
+        DamosOptions { memcg: Some("tk/app".to_string()), ..ok.clone() },
     ] {
         let err = DamosTiering::start(&tree.root, PID, &bad).unwrap_err();
         assert!(matches!(err, DamonError::InvalidOptions(_)), "{err}");
     }
     assert_eq!(tree.read("sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds"), "0");
     assert!(!Path::new(&tree.state_file()).exists());
+}
+
+#[test]
+fn the_users_settings_reach_the_schemes_written() {
+    let tree = Tree::new("settings");
+    let settings = DamosSettings {
+        tuner: TunerParams { max_bytes_per_sec: 3 << 20, hit_goal: 0.9 },
+        min_free_permil: 5,
+        max_free_permil: 800,
+        memcg: Some("tk/app".to_string()),
+    };
+    let mut live = DamosLive::open(&tree.root, PID, (0, 1), &tree.state_file(), &settings).unwrap();
+    assert!(live.describe().contains("only pages of memory cgroup /tk/app (memcg filter)"), "{}", live.describe());
+    for s in [0, 1] {
+        let marks = ["high", "mid", "low"].map(|w| tree.scheme(s, &format!("watermarks/{w}")));
+        assert_eq!(marks, ["800", "800", "5"], "scheme {s}");
+        // young, then memcg (leaving out what is not in the cgroup), then the other node's range.
+        assert_eq!(tree.scheme(s, "filters/nr_filters"), "3");
+        let memcg = ["type", "memcg_path", "matching"].map(|f| tree.scheme(s, &format!("filters/1/{f}")));
+        assert_eq!(memcg, ["memcg", "/tk/app", "N"], "scheme {s}");
+        assert_eq!(tree.scheme(s, "filters/2/type"), "addr");
+    }
+    for s in [2, 3] {
+        assert_eq!(tree.scheme(s, "filters/nr_filters"), "1", "the stat schemes count every page");
+        assert_eq!(tree.scheme(s, "watermarks/high"), "1000");
+    }
+    // Once the kernel enforces quotas, promotion gets half the room, at most the ceiling.
+    tree.file(&format!("{CTX}/schemes/0/quotas/effective_bytes"), "4096");
+    tree.file(&format!("{CTX}/schemes/1/quotas/effective_bytes"), "4096");
+    let mem = InMemory::new(&[65536, 65536]).unwrap(); // 256 MiB of room
+    live.poll(&mem, false).unwrap();
+    assert_eq!(tree.scheme(0, "quotas/bytes"), (3 << 20).to_string());
+    assert!(live.note().contains("promote 3 MiB/s"), "{}", live.note());
+    assert_eq!(live.stop(), None);
+    assert_eq!(tree.read("sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds"), "0");
+}
+
+#[test]
+fn a_memcg_filter_the_kernel_lacks_or_a_cgroup_that_is_not_there_is_refused_and_nothing_kept() {
+    let tree = Tree::new("nomemcg");
+    for s in [0, 1] {
+        for f in 0..3 {
+            fs::remove_file(tree.root.join(format!("{CTX}/schemes/{s}/filters/{f}/memcg_path"))).unwrap();
+        }
+    }
+    let opts = DamosOptions { memcg: Some("/tk/app".to_string()), ..tree.options() };
+    let err = DamosTiering::start(&tree.root, PID, &opts).unwrap_err();
+    assert!(matches!(err, DamonError::NotAvailable(Unavailable::NoMemcgFilter { .. })), "{err}");
+    assert!(err.to_string().contains("Linux 6.3+") && err.to_string().contains("memcg_path"), "{err}");
+    assert_eq!(tree.read("sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds"), "0");
+    assert!(!tree.state_file().exists());
+    // Without the option the same kernel tiers as before.
+    DamosTiering::start(&tree.root, PID, &tree.options()).unwrap().stop().unwrap();
+
+    let settings = DamosSettings { memcg: Some("tk/other".to_string()), ..DamosSettings::default() };
+    let err = DamosLive::open(&tree.root, PID, (0, 1), &tree.state_file(), &settings).err().unwrap().to_string();
+    assert!(err.contains("memory cgroup \"tk/other\"") && err.contains("does not exist"), "{err}");
+    assert_eq!(tree.read("sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds"), "0");
 }

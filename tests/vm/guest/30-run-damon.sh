@@ -32,10 +32,6 @@ PCP=/proc/sys/vm/percpu_pagelist_high_fraction
 pcp_was=$(cat $PCP)
 echo 100000 > $PCP
 trap 'echo 0 > $HP; echo $pcp_was > $PCP' EXIT
-# pct PART WHOLE: PART as a whole percentage of WHOLE.
-pct() { [ "${2:-0}" -gt 0 ] && echo $(($1 * 100 / $2)) || echo 0; }
-# share NODE QUERY: the percentage of the queried pages on NODE.
-share() { pct "$(kv node$1 "$2")" "$(kv total "$2")"; }
 
 echo 0 > $HP
 echo "  node0: $(node0_share $SHARE)"
@@ -66,18 +62,7 @@ t0=$(cs)
 met() {
     [ $((hotp - base)) -ge $MARGIN ] && [ "$coldn1" -ge $COLD_MIN ] && [ $((hotp - coldn0)) -ge $SELECT ]
 }
-t=0 trail=""
-while [ $t -lt $BOUND ]; do
-    t=$((t + EVERY))
-    now=$((($(cs) - t0) / 100))
-    [ $now -lt $t ] && sleep $((t - now))
-    hot=$(placement "$wpid" /tmp/r.hot); cold=$(placement "$wpid" /tmp/r.cold)
-    t=$((($(cs) - t0) / 100))
-    hotp=$(share 0 "$hot"); coldn1=$(share 1 "$cold"); coldn0=$(share 0 "$cold")
-    trail="$trail $t:$hotp/$coldn0"
-    echo "  t=${t}s hot: $hot | cold: $cold"
-    met && break
-done
+poll_bars "$wpid" /tmp/r.hot /tmp/r.cold
 all=$(placement "$wpid" "$(kv addr "$ready")")
 echo "  t=${t}s buffer: $all"
 echo "  hot/cold node0 % by second:$trail"

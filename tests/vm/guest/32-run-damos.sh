@@ -15,9 +15,17 @@
 #                      min watermark: node 1, onlined movable, serves no kernel allocation); the
 #                      summary ends with ended=target-exited; afterwards no kdamond is on,
 #                      nr_kdamonds is back to its value from before and no state file is left
+#   run-damos-memcg    --damos-memcg: tierkit and its target run in a memory cgroup beside a bystander
+#                      (a 32 MiB Zipf reader outside it, also first touched on node 1); the start
+#                      line names the cgroup; the target's hot set meets run-damos's bars (same
+#                      bound) while the bystander's hot set gains no node 0 share over first touch
+#                      (the filter leaves its pages alone; without it DAMOS would promote them too);
+#                      checksum intact, no OOM kill, nothing left behind
 #   run-damos-sigkill  tierkit (damos) SIGKILLed while it runs leaves its kdamond on (checked, else
 #                      the test is vacuous); the next tierkit start gives it back (its log says so),
 #                      then no kdamond is on, nr_kdamonds is back and no state file is left
+# The status line's fast-tier residency (sampled afresh, as the kernel moves the pages) is printed
+# beside the buffer's placement, measured not asserted (status_fast_pct, buffer_node0_pct).
 # And, measured not asserted (VMBENCH damos-cpu): tierkit's and its kdamond's CPU time over the
 # same 20 s run of the same workload with --source damon (the default policy) and --source damos,
 # one after the other, each with its defaults (docs/BENCHMARKS.md, Live: DAMOS); each run's `ended`
@@ -33,8 +41,6 @@ PCP=/proc/sys/vm/percpu_pagelist_high_fraction
 pcp_was=$(cat $PCP)
 echo 100000 > $PCP
 trap 'echo 0 > $HP; echo $pcp_was > $PCP' EXIT
-pct() { [ "${2:-0}" -gt 0 ] && echo $(($1 * 100 / $2)) || echo 0; }
-share() { pct "$(kv node$1 "$2")" "$(kv total "$2")"; }
 summary() { sed -n '/^tierkit: summary/,$p' "$1" | tr '\n' ' '; }
 # leftovers: what a finished tierkit must not leave behind ("" when nothing).
 NR0=$(cat $ADMIN/kdamonds/nr_kdamonds)
@@ -72,20 +78,11 @@ ready=$(wait_line /tmp/r.out '^READY' 30) || {
 wpid=$(kv pid "$ready")
 wait_line /tmp/r.err '^tierkit: status' 30 > /dev/null
 during=$(kdamonds_on "$wpid")
-t0=$(cs) t=0 trail=""
+t0=$(cs)
 met() { [ $((hotp - base)) -ge $MARGIN ] && [ $((hotp - coldn0)) -ge $SELECT ]; }
-while [ $t -lt $BOUND ]; do
-    t=$((t + EVERY))
-    now=$((($(cs) - t0) / 100))
-    [ $now -lt $t ] && sleep $((t - now))
-    hot=$(placement "$wpid" /tmp/r.hot); cold=$(placement "$wpid" /tmp/r.cold)
-    t=$((($(cs) - t0) / 100))
-    hotp=$(share 0 "$hot"); coldn0=$(share 0 "$cold")
-    trail="$trail $t:$hotp/$coldn0"
-    met && break
-done
+poll_bars "$wpid" /tmp/r.hot /tmp/r.cold
 all=$(placement "$wpid" "$(kv addr "$ready")")
-echo "  t=${t}s hot: $hot | cold: $cold | buffer: $all"
+echo "  t=${t}s buffer: $all"
 echo "  hot/cold node0 % by second:$trail"
 kill -TERM "$wpid"
 wait $tpid; rc=$?
@@ -111,8 +108,64 @@ details="hot set on node0 ${hotp}% vs first touch ${base}% (margin >= $MARGIN), 
 details="$details, promoted_pages=$promoted demoted_pages=$(kv demoted_pages "$sum"), kdamond $during while running, given back"
 if [ -z "$why" ]; then pass run-damos "$details"; else fail run-damos "$why ($details)"; fi
 ttb=$t; met || ttb=none
+# The last status line's "fast tier N%" (the target's resident pages) beside the buffer's placement.
+status_fast=$(grep '^tierkit: status' /tmp/r.err | tail -1 | sed -n 's/.*| fast tier \([0-9.]*\)%.*/\1/p')
 bench run-damos time_to_bars_s=$ttb bound_s=$BOUND hot_node0_pct=$hotp first_touch_pct=$base cold_node0_pct=$coldn0 \
-    promoted_pages=${promoted:-0} demoted_pages=$(kv demoted_pages "$sum") buffer_node0_pages=$(kv node0 "$all") mib=$MIB
+    promoted_pages=${promoted:-0} demoted_pages=$(kv demoted_pages "$sum") buffer_node0_pages=$(kv node0 "$all") mib=$MIB \
+    status_fast_pct=${status_fast:-none} buffer_node0_pct=$(share 0 "$all")
+
+# --- memcg: the migrations kept to the target's memory cgroup; a bystander outside it stays put.
+CG=/sys/fs/cgroup/tkdamos
+echo 0 > $HP
+echo "  node0 before the memcg run: $(node0_share $SHARE)"
+zipf_reader --mib 32 --first-touch-node 1 --cluster-pages $CLUSTER --seconds 0 --hot-out /tmp/y.hot > /tmp/y.out 2>&1 &
+ypid=$!
+why="" hotp=0 coldn0=0 t=0 yhot=""
+wait_line /tmp/y.out '^READY' 30 > /dev/null || why="$why bystander-never-READY"
+ybase=$(share 0 "$(placement "$ypid" /tmp/y.hot)")
+mkdir -p $CG
+ooms0=$(ooms)
+# tierkit starts in the cgroup, so the target it starts is in it from its first page (a shell
+# joining and then exec'ing the target would race tierkit's first look at the target's memory).
+sh -c "echo \$\$ > $CG/cgroup.procs && exec tierkit run --source damos --damos-memcg tkdamos --status-every 1 -- \
+    $ZIPF --seconds 0 --hot-out /tmp/m.hot --cold-out /tmp/m.cold" > /tmp/m.out 2> /tmp/m.err &
+tpid=$!
+if ready=$(wait_line /tmp/m.out '^READY' 30); then
+    wpid=$(kv pid "$ready")
+    grep -qx "$wpid" $CG/cgroup.procs || why="$why target-$wpid-not-in-$CG"
+    t0=$(cs)
+    poll_bars "$wpid" /tmp/m.hot /tmp/m.cold
+    yhot=$(placement "$ypid" /tmp/y.hot)
+    echo "  t=${t}s bystander hot: $yhot"
+    echo "  hot/cold node0 % by second:$trail"
+    kill -TERM "$wpid"
+else
+    why="$why workload-never-READY($(head -3 /tmp/m.err | tr '\n' ' '))"
+fi
+wait $tpid; rc=$?
+kill -TERM "$ypid"; wait "$ypid"
+grep -v '^tierkit: status' /tmp/m.err | sed 's/^/  memcg: /' | head -4
+grep '^tierkit: status' /tmp/m.err | tail -2 | sed 's/^/  memcg: /'
+rmdir $CG
+sum=$(summary /tmp/m.err)
+yhotp=$(share 0 "$yhot")
+grep -q '^tierkit: managing.*source damos (.*only pages of memory cgroup /tkdamos (memcg filter)' /tmp/m.err ||
+    why="$why start-line-names-no-memcg"
+[ "$rc" = 0 ] || why="$why tierkit-exit-$rc"
+grep -q '^CHECKSUM_OK ' /tmp/m.out || why="$why no-CHECKSUM_OK"
+grep -q '^CHECKSUM_OK ' /tmp/y.out || why="$why bystander-no-CHECKSUM_OK"
+[ "$(ooms)" = "$ooms0" ] || why="$why OOM-kill($(dmesg | grep 'Out of memory' | tail -1 | cut -c1-120))"
+[ "$(kv ended "$sum")" = target-exited ] || why="$why ended=$(kv ended "$sum")"
+[ $((hotp - base)) -ge $MARGIN ] || why="$why hot-node0-${hotp}%-not-${MARGIN}-points-above-first-touch-${base}%-after-${t}s"
+[ $((hotp - coldn0)) -ge $SELECT ] || why="$why hot-node0-${hotp}%-not-${SELECT}-points-above-cold-${coldn0}%"
+[ "$(kv total "$yhot")" -gt 0 ] 2>/dev/null || why="$why no-bystander-placement($yhot)"
+[ "$yhotp" -le "$ybase" ] || why="$why bystander-hot-node0-${yhotp}%-above-first-touch-${ybase}%"
+why="$why$(leftovers)"
+details="target hot set on node0 ${hotp}% vs first touch ${base}%, cold ${coldn0}% after ${t} s; bystander hot set"
+details="$details ${yhotp}% (first touch ${ybase}%); promoted_pages=$(kv promoted_pages "$sum")"
+if [ -z "$why" ]; then pass run-damos-memcg "$details"; else fail run-damos-memcg "$why ($details)"; fi
+bench run-damos-memcg time_to_bars_s=$t hot_node0_pct=$hotp cold_node0_pct=$coldn0 bystander_hot_node0_pct=$yhotp \
+    bystander_first_touch_pct=$ybase promoted_pages=$(kv promoted_pages "$sum")
 
 # --- SIGKILL: the next start gives the kdamond back.
 tierkit run --source damos --status-every 1 -- zipf_reader --mib 32 --first-touch-node 1 --seconds 0 \

@@ -84,6 +84,31 @@ kdamonds_on() {
 # cs: the uptime in centiseconds.
 cs() { awk '{ printf "%d", $1 * 100 }' /proc/uptime; }
 
+# pct PART WHOLE: PART as a whole percentage of WHOLE.
+pct() { [ "${2:-0}" -gt 0 ] && echo $(($1 * 100 / $2)) || echo 0; }
+# share NODE QUERY: the percentage of the queried pages on NODE.
+share() { pct "$(kv node$1 "$2")" "$(kv total "$2")"; }
+
+# poll_bars PID HOT COLD: from t0 (cs) on, every EVERY s for at most BOUND s, queries where the pages
+# of PID listed in the files HOT and COLD are (the placement tool), printing each query, until the
+# caller's `met` holds. Sets hot and cold (the last queries), hotp (the hot set's node 0 share, %),
+# coldn0 and coldn1 (the cold set's node 0 and node 1 shares), t (seconds from t0 to the last query)
+# and trail (" t:hotp/coldn0" per query).
+poll_bars() {
+    t=0 trail=""
+    while [ $t -lt $BOUND ]; do
+        t=$((t + EVERY))
+        now=$((($(cs) - t0) / 100))
+        [ $now -lt $t ] && sleep $((t - now))
+        hot=$(placement "$1" "$2"); cold=$(placement "$1" "$3")
+        t=$((($(cs) - t0) / 100))
+        hotp=$(share 0 "$hot"); coldn1=$(share 1 "$cold"); coldn0=$(share 0 "$cold")
+        trail="$trail $t:$hotp/$coldn0"
+        echo "  t=${t}s hot: $hot | cold: $cold"
+        met && break
+    done
+}
+
 # watch_moves PID RANGE JOB: polls the node-0 page count of RANGE every 0.5 s (at most 120 times)
 # while background job JOB runs, until 95% of the pages are on node 0; sets trail to
 # "centiseconds:count ...".

@@ -49,6 +49,7 @@ use crate::signals::Signals;
 use crate::target::{Target, TargetExit};
 use crate::topology::{Topology, TopologyError, TopologyOverrides};
 
+pub use crate::source::damos_live::DamosSettings;
 pub use crate::source::live::{LiveSource, SourceChoice, SourceError, SourceKind};
 pub use engine::Engine;
 pub use report::{Ended, Report};
@@ -84,6 +85,8 @@ pub struct DaemonConfig {
     pub root: PathBuf,
     /// Directory of the lock and crash-recovery state files.
     pub state_dir: PathBuf,
+    /// The damos source's settings (quota ceiling, hit goal, watermarks, memory cgroup).
+    pub damos: DamosSettings,
 }
 
 impl Default for DaemonConfig {
@@ -102,6 +105,7 @@ impl Default for DaemonConfig {
             cpu_budget: cadence::DEFAULT_CPU_BUDGET,
             root: PathBuf::from("/"),
             state_dir: PathBuf::from(DEFAULT_STATE_DIR),
+            damos: DamosSettings::default(),
         }
     }
 }
@@ -195,8 +199,9 @@ fn unknown_policy(name: &str) -> DaemonError {
 /// Checks what can be checked before a target exists, so that `tierkit run` refuses
 /// before starting its command: the topology (and overrides), the metrics address, the
 /// policy name, whether
-/// the source can serve the policy, and for an explicit `damon` or `kernel` source that
-/// it is there and tierkit may use it. Returns the topology.
+/// the source can serve the policy, and for an explicit `damon`, `kernel` or `damos`
+/// source that it is there and tierkit may use it (for `damos`, also that its memory
+/// cgroup exists). Returns the topology.
 pub fn preflight(cfg: &DaemonConfig) -> Result<Topology, DaemonError> {
     let topology = Topology::discover_with(&cfg.root, &cfg.overrides)?;
     if let Some(addr) = &cfg.metrics_addr {
@@ -231,6 +236,9 @@ pub fn preflight(cfg: &DaemonConfig) -> Result<Topology, DaemonError> {
                 return Err(source_error(SourceError::Unavailable { source_name: "damos", why: why.to_string() }));
             }
             crate::source::damon::KdamondClaim::check_available(&cfg.root).map_err(|e| source_error(e.into()))?;
+            if let Some(path) = &cfg.damos.memcg {
+                crate::source::damon::memcg::kernel_path(&cfg.root, path).map_err(|e| source_error(e.into()))?;
+            }
             return Ok(topology);
         }
         _ => {}
@@ -357,6 +365,7 @@ pub fn run(
         pid,
         policy: engine.as_ref().map(|e| (e.policy_name().to_string(), *e.sources())),
         nodes: damos_nodes(&topology),
+        damos: cfg.damos.clone(),
     };
     let mut source = match LiveSource::open(choice, &setup) {
         Ok(source) => source,

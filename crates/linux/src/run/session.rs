@@ -34,6 +34,11 @@ const REFRESH_FAILURES: u32 = 3;
 /// How often the gauges (residency, hit ratio, tierkit's own CPU time and RSS) are
 /// re-published.
 const USAGE_EVERY: Duration = Duration::from_secs(1);
+/// Most resident units whose node is asked afresh for the residency when the kernel
+/// moves the pages (kernel and damos sources): one `move_pages` query of at most this
+/// many pages, spread over the process (a whole process up to 16 MiB; of a larger one,
+/// every k-th resident page).
+const RESIDENCY_SAMPLE: usize = 4096;
 /// How often the nodes' free memory is re-read (`/proc/zoneinfo`, a few KiB a CPU);
 /// between reads the moves keep the room current.
 const FREE_EVERY: Duration = Duration::from_secs(1);
@@ -97,6 +102,8 @@ pub(super) struct Session<'a> {
     kernel_published: (u64, u64),
     /// The source's own hit ratio when it stopped (damos).
     source_hit: Option<f64>,
+    /// When the kernel moves the pages: the fast-tier residency last sampled, and when.
+    sampled_residency: Option<(Instant, Option<f64>)>,
     next_tick: Instant,
     next_refresh: Instant,
     next_free: Instant,
@@ -171,6 +178,7 @@ impl<'a> Session<'a> {
             lost: 0,
             kernel_published: (0, 0),
             source_hit: None,
+            sampled_residency: None,
             next_tick: now + tick,
             next_refresh: now + REFRESH_MIN,
             next_free: now + FREE_EVERY,
@@ -518,9 +526,40 @@ impl<'a> Session<'a> {
         self.source.as_ref().and_then(LiveSource::hit_ratio).or(self.source_hit).or(self.telemetry.hit_ratio())
     }
 
-    /// The residency, hit ratio and self-usage gauges.
+    /// The share of the target's resident pages on the fast tier. With a policy the
+    /// process view is current: the policy's moves update it. When the kernel moves the
+    /// pages nothing updates the view between rebuilds (which may be many seconds apart:
+    /// [`REFRESH_COST_SHARE`]), so a spread sample of the pages is located afresh, at most
+    /// once per [`USAGE_EVERY`]; once the target is gone, the last sample stands (before
+    /// any, the view's).
+    fn fast_residency(&mut self) -> Option<f64> {
+        if self.engine.is_some() {
+            return fast_residency(&self.process.resident_by_tier());
+        }
+        let now = Instant::now();
+        if let Some((at, residency)) = self.sampled_residency {
+            if now < at + USAGE_EVERY || self.process.gone() {
+                return residency;
+            }
+        }
+        let residency = match self.process.sample_by_tier(RESIDENCY_SAMPLE) {
+            Ok(by_tier) => fast_residency(&by_tier),
+            Err(_) => match self.sampled_residency {
+                Some((_, last)) => last,
+                None => fast_residency(&self.process.resident_by_tier()),
+            },
+        };
+        self.sampled_residency = Some((now, residency));
+        residency
+    }
+
+    /// The residency, hit ratio and self-usage gauges. A residency the kernel's moves
+    /// make stale is sampled for the gauge only when the metrics are served.
     fn publish_gauges(&mut self) {
-        self.metrics.set_fast_tier_residency(fast_residency(&self.process.resident_by_tier()));
+        if self.engine.is_some() || self.cfg.metrics_addr.is_some() {
+            let residency = self.fast_residency();
+            self.metrics.set_fast_tier_residency(residency);
+        }
         self.metrics.set_hit_ratio(self.hit_ratio());
         if let Ok(usage) = SelfUsage::read(&self.cfg.root) {
             self.usage = usage;
@@ -546,6 +585,7 @@ impl<'a> Session<'a> {
             self.usage = usage;
         }
         let (promoted, demoted) = self.moves();
+        let fast_residency = self.fast_residency();
         let line = StatusLine {
             elapsed: now - self.started,
             interval: now - self.mark.at,
@@ -553,7 +593,7 @@ impl<'a> Session<'a> {
             lost: self.lost - self.mark.lost,
             promoted_pages: promoted - self.mark.promoted,
             demoted_pages: demoted - self.mark.demoted,
-            fast_residency: fast_residency(&self.process.resident_by_tier()),
+            fast_residency,
             hit_ratio: self.hit_ratio(),
             cpu_percent: self.cpu.update(own_cpu_since(self.started_cpu)),
             rss_bytes: self.usage.rss_bytes,
@@ -579,6 +619,9 @@ impl<'a> Session<'a> {
         let (mut kind, mut knobs) = (None, Vec::new());
         // Before the source stops: stopping ends the kdamond thread.
         let kdamond_cpu = self.kdamond.as_ref().and_then(Kdamond::cpu);
+        // Where the pages are now, while the target may still be there.
+        self.sampled_residency = self.sampled_residency.filter(|_| self.process.gone());
+        let fast_residency = self.fast_residency();
         if let Some(mut source) = self.source.take() {
             if source.kind().kernel_moves_pages() {
                 source.final_poll(&self.process);
@@ -609,7 +652,7 @@ impl<'a> Session<'a> {
             move_errors: errors,
             move_calls: (self.process.pacer().counts().calls, self.process.pacer().counts().pages_sent),
             held_back: self.process.held_back(),
-            fast_residency: fast_residency(&self.process.resident_by_tier()),
+            fast_residency,
             hit_ratio: self.hit_ratio(),
             cpu,
             kdamond_cpu,

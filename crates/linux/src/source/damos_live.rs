@@ -10,13 +10,39 @@ use std::time::{Duration, Instant};
 use tierkit_core::{Memory, TierId, PAGE_SIZE};
 
 use super::damon::{
-    node_ranges::node_ranges, DamonError, DamosOptions, DamosStats, DamosTiering, QuotaTuner, Quotas, TunerInput,
-    TunerParams,
+    memcg, node_ranges::node_ranges, DamonError, DamosOptions, DamosStats, DamosTiering, QuotaTuner, Quotas,
+    TunerInput, TunerParams,
 };
 use super::live::{KernelMoves, Polled, LIVE_MIN_REGIONS};
 
 /// How often the schemes' stats are read and their quotas set.
 pub const TUNE_EVERY: Duration = Duration::from_secs(1);
+
+/// What the user sets of the `damos` source (`tierkit run --damos-*`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DamosSettings {
+    /// The quota tuner's ceiling and hit goal.
+    pub tuner: TunerParams,
+    /// The migrations stand still below this much free memory, machine-wide (permil).
+    pub min_free_permil: u64,
+    /// And above this much (permil; 1000: never).
+    pub max_free_permil: u64,
+    /// The memory cgroup the migrations are kept to, relative to the cgroup2 mount.
+    pub memcg: Option<String>,
+}
+
+impl Default for DamosSettings {
+    /// The tuner's defaults and [`DamosOptions::new`]'s watermarks; no memory cgroup.
+    fn default() -> Self {
+        let opts = DamosOptions::new((0, Vec::new()), (1, Vec::new()), 3);
+        DamosSettings {
+            tuner: TunerParams::default(),
+            min_free_permil: opts.min_free_permil,
+            max_free_permil: opts.max_free_permil,
+            memcg: opts.memcg,
+        }
+    }
+}
 
 /// The `damos` source's state.
 pub struct DamosLive {
@@ -32,13 +58,27 @@ pub struct DamosLive {
 
 impl DamosLive {
     /// Starts DAMOS tiering between `fast` and `slow` (node ids) on behalf of `pid`, the
-    /// claim recorded in `state_file`. Both migrations start paused; the first poll sets
-    /// their quotas.
-    pub fn open(root: &Path, pid: i32, (fast, slow): (u32, u32), state_file: &Path) -> Result<DamosLive, DamonError> {
+    /// claim recorded in `state_file`, with `settings`. Both migrations start paused; the
+    /// first poll sets their quotas.
+    pub fn open(
+        root: &Path,
+        pid: i32,
+        (fast, slow): (u32, u32),
+        state_file: &Path,
+        settings: &DamosSettings,
+    ) -> Result<DamosLive, DamonError> {
+        let tuner = QuotaTuner::new(settings.tuner).ok_or_else(|| {
+            let TunerParams { max_bytes_per_sec, hit_goal } = settings.tuner;
+            DamonError::InvalidOptions(format!(
+                "quota ceiling {max_bytes_per_sec} B/s and hit goal {hit_goal} (a ceiling above 0, a goal in (0, 1])"
+            ))
+        })?;
         let mut opts =
             DamosOptions::new((fast, node_ranges(root, fast)?), (slow, node_ranges(root, slow)?), LIVE_MIN_REGIONS);
         opts.state_file = Some(state_file.to_path_buf());
-        let tuner = QuotaTuner::new(TunerParams::default()).expect("the default tuner parameters are valid");
+        opts.min_free_permil = settings.min_free_permil;
+        opts.max_free_permil = settings.max_free_permil;
+        opts.memcg = settings.memcg.as_deref().map(|path| memcg::kernel_path(root, path)).transpose()?;
         let tiering = DamosTiering::start(root, pid, &opts)?;
         let now = Instant::now();
         Ok(DamosLive {
@@ -57,10 +97,13 @@ impl DamosLive {
         let Some(t) = &self.tiering else { return "damos (stopped)".to_string() };
         let o = t.options();
         let young = if t.young_filter() { "page-precise (young filter)" } else { "whole regions (no young filter)" };
+        let scope = match &o.memcg {
+            Some(path) => format!("only pages of memory cgroup {path} (memcg filter)"),
+            None => "system-wide per node, not only this process".to_string(),
+        };
         format!(
             "damos (the kernel migrates: kdamond {} with DAMOS migrate_hot node {} -> {} and migrate_cold node {} -> \
-             {} over physical memory (paddr), system-wide per node, not only this process; {young}; quotas tuned \
-             every {} s)",
+             {} over physical memory (paddr), {scope}; {young}; quotas tuned every {} s)",
             t.kdamond(),
             o.slow_node,
             o.fast_node,

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use tierkit_core::{Event, Memory, Nanos, Page, SourceRequest, TierId};
 
 use super::damon_samples::{regions_to_samples, sample_budget, SampleRng};
-use super::damos_live::DamosLive;
+use super::damos_live::{DamosLive, DamosSettings};
 use crate::source::damon::{self, DamonError, DamonMonitor, DamonOptions, Poll, Region};
 use crate::source::kernel::{KernelTiering, KnobGuard, TieringError, TieringOptions, TieringVmstat};
 use crate::source::perf::{monotonic_ns, samples_to_events, PerfConfig, PerfError, PerfKind, PerfSource, RawSample};
@@ -148,6 +148,8 @@ pub struct SourceSetup {
     /// The fast and the slow node the damos source migrates between (`None`: the machine
     /// has no second tier).
     pub nodes: Option<(u32, u32)>,
+    /// The damos source's settings.
+    pub damos: DamosSettings,
 }
 
 /// What one [`LiveSource::poll`] found.
@@ -367,7 +369,7 @@ impl LiveSource {
                     why: "the machine has no slow memory tier to migrate to".to_string(),
                 })?;
                 let state_file = setup.state_dir.join("damos.json");
-                Ok(LiveSource::Damos(DamosLive::open(&setup.root, setup.pid as i32, nodes, &state_file)?))
+                Ok(LiveSource::Damos(DamosLive::open(&setup.root, setup.pid as i32, nodes, &state_file, &setup.damos)?))
             }
         }
     }

@@ -196,6 +196,27 @@ impl LiveProcess {
         by_tier
     }
 
+    /// Resident base pages per tier of up to `max_units` resident units spread over the
+    /// whole process, located afresh (one `move_pages` query; no maps or pagemap read):
+    /// where the pages are now when something else moved them since the last
+    /// [`LiveProcess::refresh`] (the kernel's tiering). The cache takes the new locations.
+    pub fn sample_by_tier(&mut self, max_units: usize) -> Result<Vec<u64>, ProcessError> {
+        if self.gone {
+            return Err(ProcessError::Gone { pid: self.pid });
+        }
+        let mut cache = std::mem::take(&mut self.placement);
+        let slots = cache.spread(max_units);
+        let mut query = Query { slots: slots.clone(), ..Query::default() };
+        let located = self.locate(&mut query, &mut cache, &mut RefreshStats::default());
+        let by_tier = cache.pages_per_tier(&slots, self.tiers.len());
+        self.placement = cache;
+        match located {
+            Ok(()) => Ok(by_tier),
+            Err(ProcessError::Gone { .. }) => Err(self.mark_gone()),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The move pacer (batch size, bandwidth allowance, back-off, per-errno counts).
     pub fn pacer(&self) -> &MovePacer {
         &self.pacer

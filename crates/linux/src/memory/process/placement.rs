@@ -120,6 +120,25 @@ impl Placement {
         })
     }
 
+    /// Up to `max` resident units spread evenly over the cache (every k-th unit, k the
+    /// fewest that keeps to `max`), with their slots.
+    pub fn spread(&self, max: usize) -> Vec<Slot> {
+        let units = self.units_from(0).count();
+        let step = units.div_ceil(max.max(1)).max(1);
+        self.units_from(0).step_by(step).filter_map(|r| self.slot(r.page)).collect()
+    }
+
+    /// Base pages per tier (index = tier id) of `slots`, from where the cache has them.
+    pub fn pages_per_tier(&self, slots: &[Slot], tiers: usize) -> Vec<u64> {
+        let mut by_tier = vec![0; tiers];
+        for slot in slots {
+            if let Some(n) = self.node_at(slot.index) {
+                by_tier[self.node_tier[n].index()] += slot.weight;
+            }
+        }
+        by_tier
+    }
+
     /// Resident base pages per node index.
     pub fn pages_per_node(&self) -> Vec<u64> {
         let mut counts = vec![0u64; self.node_tier.len()];
@@ -164,5 +183,29 @@ mod tests {
         assert_eq!(p.tier_of(11), None);
         assert_eq!(p.tier_of(1535), Some(TierId(0)));
         assert_eq!(p.pages_per_node(), [2 + 512, 1]);
+    }
+
+    #[test]
+    fn a_spread_sample_covers_the_cache_evenly_and_counts_huge_units_whole() {
+        let mut p = Placement { node_tier: vec![TierId(0), TierId(1)], ..Placement::default() };
+        for page in 0..1000 {
+            p.push(page, PageKind::Anon, 1);
+        }
+        let every: Vec<Page> = p.spread(100).iter().map(|s| s.unit).collect();
+        assert_eq!(every.len(), 100);
+        assert_eq!((every[0], every[1], every[99]), (0, 10, 990));
+        assert_eq!(p.spread(5000).len(), 1000, "a small cache is sampled whole");
+        // The kernel moved pages 0..300 to node 0: a sample re-located there shows it.
+        let sample = p.spread(100);
+        for slot in sample.iter().filter(|s| s.unit < 300) {
+            p.set(*slot, Some(0));
+        }
+        assert_eq!(p.pages_per_tier(&sample, 2), [30, 70]);
+        // The whole cache, which only a rebuild re-reads, still has 97% of the pages where they were.
+        assert_eq!(p.pages_per_node(), [30, 970]);
+        let huge = cache();
+        let units = huge.spread(10);
+        assert_eq!(units.len(), 5, "three base pages, one file page, one huge page");
+        assert_eq!(huge.pages_per_tier(&units, 2), [3, 1 + 512]);
     }
 }

@@ -19,6 +19,7 @@
 //! ```
 
 pub mod kdamond;
+pub mod memcg;
 pub mod node_ranges;
 pub mod quota_tuner;
 pub mod regions;

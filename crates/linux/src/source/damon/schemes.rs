@@ -24,7 +24,9 @@
 //! `reset_interval_ms`, prioritized by access frequency and age as the sample does) and
 //! watermarks on the machine's free memory (`free_mem_rate`): they stand still when
 //! less than [`DamosOptions::min_free_permil`] of memory is free (a migration needs a
-//! free page on its target node). [`DamosTiering::set_quotas`] writes new quotas and
+//! free page on its target node) or more than [`DamosOptions::max_free_permil`].
+//! With [`DamosOptions::memcg`] both migrations carry a `memcg` filter that keeps them
+//! to the pages charged to that memory cgroup ([`super::memcg`]). [`DamosTiering::set_quotas`] writes new quotas and
 //! commits them to the running kdamond (`commit`); [`DamosTiering::stats`] reads every
 //! scheme's `stats` (`update_schemes_stats`).
 //!
@@ -91,6 +93,13 @@ pub struct DamosOptions {
     /// The migration schemes stand still below this much free memory, machine-wide, in
     /// thousandths (the `low` watermark on `free_mem_rate`).
     pub min_free_permil: u64,
+    /// They stand still above this much free memory, in thousandths (the `high` and
+    /// `mid` watermarks); 1000: never.
+    pub max_free_permil: u64,
+    /// The memory cgroup the migrations are kept to, as the kernel names it (its path
+    /// below the cgroup2 root, starting with `/`: [`super::memcg::kernel_path`]); `None`:
+    /// every page of the two nodes.
+    pub memcg: Option<String>,
     /// Where to record the claimed kdamond for recovery after a crash.
     pub state_file: Option<PathBuf>,
 }
@@ -99,7 +108,8 @@ impl DamosOptions {
     /// The kernel's DAMON defaults (5 ms sampling, 100 ms aggregation) with `min_regions`
     /// to at least 1000 regions; migration stands still below 2% free memory
     /// machine-wide (a value chosen here: a migration needs a free page on its target
-    /// node, and the kernel's own reclaim takes over near its watermarks).
+    /// node, and the kernel's own reclaim takes over near its watermarks) and never for
+    /// too much free memory; no memory cgroup filter.
     pub fn new(fast: (u32, Vec<Range<u64>>), slow: (u32, Vec<Range<u64>>), min_regions: u64) -> Self {
         DamosOptions {
             fast_node: fast.0,
@@ -111,6 +121,8 @@ impl DamosOptions {
             min_regions,
             max_regions: min_regions.max(1_000),
             min_free_permil: 20,
+            max_free_permil: 1_000,
+            memcg: None,
             state_file: None,
         }
     }
@@ -362,7 +374,8 @@ impl DamosTiering {
         let marks = dir.join("watermarks");
         let (metric, low) =
             if target_nid.is_some() { ("free_mem_rate", self.opts.min_free_permil) } else { ("none", 0) };
-        let values = [("interval_us", 1_000_000), ("high", 1_000), ("mid", 1_000), ("low", low)];
+        let high = if target_nid.is_some() { self.opts.max_free_permil } else { 1_000 };
+        let values = [("interval_us", 1_000_000), ("high", high), ("mid", high), ("low", low)];
         sysfs_io::write_value(&marks.join("metric"), metric)?;
         for (file, value) in values {
             sysfs_io::write_value(&marks.join(file), &value.to_string())?;
@@ -371,33 +384,43 @@ impl DamosTiering {
     }
 
     /// `addr` filters excluding the other node's ranges; for the migrations first a
-    /// `young` filter, when the kernel has it.
+    /// `young` filter, when the kernel has it, then the `memcg` filter, when asked for.
     fn write_filters(&mut self, index: usize) -> Result<(), DamonError> {
         let on_fast = matches!(index, DEMOTE | HOT_FAST);
         let excluded = if on_fast { &self.opts.slow_ranges } else { &self.opts.fast_ranges };
         let filters = self.scheme_dir(index).join("filters");
         let nr_path = filters.join("nr_filters");
         let migrates = matches!(index, PROMOTE | DEMOTE);
-        write_nr(&nr_path, excluded.len() + usize::from(migrates), &filters.join("0"))?;
-        let mut first = 0;
+        let memcg = self.opts.memcg.as_deref().filter(|_| migrates);
+        if memcg.is_some() && !filters.is_dir() {
+            let detail = "schemes have no filters directory".to_string();
+            return Err(Unavailable::NoMemcgFilter { path: filters, detail }.into());
+        }
+        let always = excluded.len() + usize::from(memcg.is_some());
+        write_nr(&nr_path, always + usize::from(migrates), &filters.join("0"))?;
+        let mut next = 0;
         if migrates {
             match sysfs_io::write_value(&filters.join("0/type"), "young") {
                 Ok(()) => {
                     // Promotion skips pages not accessed since the last check; demotion those accessed.
                     let matching = if index == PROMOTE { "N" } else { "Y" };
                     sysfs_io::write_value(&filters.join("0/matching"), matching)?;
-                    first = 1;
+                    next = 1;
                 }
                 // Linux before 6.10: no young filter; one filter fewer.
                 Err(err) if err.errno() == Some(libc::EINVAL) => {
-                    write_nr(&nr_path, excluded.len(), &filters.join("0"))?;
+                    write_nr(&nr_path, always, &filters.join("0"))?;
                 }
                 Err(err) => return Err(err.into()),
             }
-            self.young_filter = first == 1;
+            self.young_filter = next == 1;
+        }
+        if let Some(path) = memcg {
+            write_memcg_filter(&filters.join(next.to_string()), path)?;
+            next += 1;
         }
         for (i, r) in excluded.iter().enumerate() {
-            let dir = filters.join((first + i).to_string());
+            let dir = filters.join((next + i).to_string());
             sysfs_io::write_value(&dir.join("type"), "addr").map_err(filter_error(&dir))?;
             sysfs_io::write_value(&dir.join("matching"), "Y")?;
             sysfs_io::write_value(&dir.join("addr_start"), &r.start.to_string())?;
@@ -405,6 +428,31 @@ impl DamosTiering {
         }
         Ok(())
     }
+}
+
+/// A filter in `dir` that leaves out every page not charged to the memory cgroup `path`:
+/// it matches what is *not* in the cgroup (`matching` N) and rejects it (`allow` N, where
+/// the kernel has the file, 6.14+; before, every filter rejects what it matches).
+fn write_memcg_filter(dir: &Path, path: &str) -> Result<(), DamonError> {
+    let unavailable = |file: &str, detail: &str| -> DamonError {
+        Unavailable::NoMemcgFilter { path: dir.join(file), detail: detail.to_string() }.into()
+    };
+    if !dir.join("memcg_path").exists() {
+        return Err(unavailable("memcg_path", "filters have no memcg_path file"));
+    }
+    if let Err(err) = sysfs_io::write_value(&dir.join("type"), "memcg") {
+        return Err(match err.errno() {
+            Some(libc::EINVAL) => unavailable("type", "the kernel refused a memcg filter"),
+            _ => err.into(),
+        });
+    }
+    sysfs_io::write_value(&dir.join("memcg_path"), path)?;
+    sysfs_io::write_value(&dir.join("matching"), "N")?;
+    let allow = dir.join("allow");
+    if allow.exists() {
+        sysfs_io::write_value(&allow, "N")?;
+    }
+    Ok(())
 }
 
 /// A refused `addr` filter means DAMOS lacks address filters (Linux before 6.3).
@@ -430,8 +478,13 @@ fn validate(opts: &DamosOptions) -> Result<(), DamonError> {
         format!("sample_us ({}) must be in 1..=aggr_us ({})", opts.sample_us, opts.aggr_us)
     } else if opts.min_regions < 3 || opts.min_regions > opts.max_regions {
         format!("regions {}..{} (at least 3, min <= max)", opts.min_regions, opts.max_regions)
-    } else if opts.min_free_permil >= 1_000 {
-        format!("min_free_permil {} is not below 1000", opts.min_free_permil)
+    } else if opts.min_free_permil >= opts.max_free_permil || opts.max_free_permil > 1_000 {
+        format!(
+            "free-memory watermarks {}..{} permil (min below max, max at most 1000)",
+            opts.min_free_permil, opts.max_free_permil
+        )
+    } else if opts.memcg.as_deref().is_some_and(|p| !p.starts_with('/')) {
+        format!("memory cgroup {:?} does not start with /", opts.memcg.as_deref().unwrap_or_default())
     } else {
         let mut all: Vec<&Range<u64>> = opts.fast_ranges.iter().chain(&opts.slow_ranges).collect();
         all.sort_by_key(|r| r.start);

@@ -156,6 +156,14 @@ pub enum Unavailable {
         /// What happened.
         detail: String,
     },
+    /// DAMOS cannot keep a scheme to a memory cgroup (Linux before 6.3).
+    #[error("DAMOS cannot filter by memory cgroup (needs Linux 6.3+): {detail} ({})", path.display())]
+    NoMemcgFilter {
+        /// The file or directory refused or missing.
+        path: PathBuf,
+        /// What happened.
+        detail: String,
+    },
     /// The nodes' physical address ranges are unknown.
     #[error("the physical memory of node {node} is unknown: {detail} ({})", path.display())]
     NoNodeRanges {
