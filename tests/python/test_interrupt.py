@@ -20,6 +20,19 @@ PAGES = 16384
 DELAY = 0.5
 
 
+@pytest.fixture(autouse=True)
+def python_handles_sigint():
+    """Python's own SIGINT handler, as an interactive interpreter has it. A process started
+    in the background by a non-interactive shell inherits SIGINT ignored, and Python then
+    installs no handler: Ctrl-C would reach neither Python nor tierkit, whatever tierkit
+    does (a CI job launched that way failed every test here)."""
+    import signal
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
 def seconds_per_access(policy: str | tierkit.Policy) -> float:
     """The measured cost of one generated access of `policy` at the test's footprint."""
     accesses = 400_000
