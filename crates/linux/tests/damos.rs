@@ -74,7 +74,10 @@ impl Tree {
                 tree.file(&format!("{dir}/stats/{f}"), "0");
             }
         }
-        tree.file("proc/self/mounts", "cgroup2 /sys/fs/cgroup cgroup2 rw,nosuid 0 0");
+        tree.file(
+            "proc/self/mountinfo",
+            "24 28 0:22 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 rw,nsdelegate",
+        );
         tree.file("sys/fs/cgroup/tk/app/memory.current", "0");
         tree.file("sys/devices/system/memory/block_size_bytes", "8000000");
         for block in 0..15 {

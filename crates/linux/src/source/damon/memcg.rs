@@ -8,22 +8,23 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use procfs_core::process::MountInfos;
+use procfs_core::FromBufRead;
+
 use super::sysfs::DamonError;
 use crate::sysfs_io;
 
 /// Where the mounts are listed, relative to the root directory.
-const MOUNTS: &str = "proc/self/mounts";
+const MOUNTS: &str = "proc/self/mountinfo";
 
-/// The cgroup2 mount point under `root`, from the mount table.
+/// The cgroup2 mount point under `root`, from the mount table (parsed by procfs-core).
 pub fn cgroup2_mount(root: &Path) -> Result<PathBuf, DamonError> {
     let mounts = root.join(MOUNTS);
     let text = sysfs_io::read_raw(&mounts)?;
-    let point = text.lines().find_map(|line| {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        (fields.get(2) == Some(&"cgroup2")).then(|| fields[1].to_string())
-    });
-    match point {
-        Some(point) => Ok(root.join(point.trim_start_matches('/'))),
+    let table = MountInfos::from_buf_read(text.as_bytes())
+        .map_err(|e| bad("", format!("cannot parse {}: {e}", mounts.display())))?;
+    match table.iter().find(|m| m.fs_type == "cgroup2") {
+        Some(m) => Ok(root.join(m.mount_point.strip_prefix("/").unwrap_or(&m.mount_point))),
         None => Err(bad("", format!("no cgroup2 file system is mounted ({} lists none)", mounts.display()))),
     }
 }
@@ -62,11 +63,16 @@ mod tests {
     use super::*;
     use std::fs;
 
+    // Lines of /proc/self/mountinfo as a Debian 12 host has them.
+    const PROC_LINE: &str = "22 28 0:20 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw";
+    const CGROUP2_LINE: &str =
+        "24 28 0:22 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 rw,nsdelegate";
+
     fn tree(name: &str) -> PathBuf {
         let root = std::env::temp_dir().join(format!("tierkit-memcg-{}-{name}", std::process::id()));
         let _ = fs::remove_dir_all(&root);
         fs::create_dir_all(root.join("proc/self")).unwrap();
-        fs::write(root.join(MOUNTS), "proc /proc proc rw 0 0\ncgroup2 /sys/fs/cgroup cgroup2 rw,nosuid 0 0\n").unwrap();
+        fs::write(root.join(MOUNTS), format!("{PROC_LINE}\n{CGROUP2_LINE}\n")).unwrap();
         fs::create_dir_all(root.join("sys/fs/cgroup/tk/app")).unwrap();
         fs::write(root.join("sys/fs/cgroup/tk/app/memory.current"), "0\n").unwrap();
         fs::create_dir_all(root.join("sys/fs/cgroup/nomem")).unwrap();
@@ -92,7 +98,7 @@ mod tests {
             let err = kernel_path(&root, path).unwrap_err().to_string();
             assert!(err.contains("below the cgroup2 root"), "{path}: {err}");
         }
-        fs::write(root.join(MOUNTS), "proc /proc proc rw 0 0\n").unwrap();
+        fs::write(root.join(MOUNTS), format!("{PROC_LINE}\n")).unwrap();
         let err = kernel_path(&root, "tk/app").unwrap_err().to_string();
         assert!(err.contains("no cgroup2 file system is mounted"), "{err}");
         fs::remove_dir_all(root).unwrap();
