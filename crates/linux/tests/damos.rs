@@ -17,6 +17,9 @@ const PID: i32 = 4242;
 const K0: &str = "sys/kernel/mm/damon/admin/kdamonds/0";
 const CTX: &str = "sys/kernel/mm/damon/admin/kdamonds/0/contexts/0";
 const GIB: u64 = 1 << 30;
+/// The schemes at DAMON's default intervals: two migrations and a histogram of six rungs
+/// (accessed at least 0, 1, 2, 4, 8 and 16 times of 20 samples) per node.
+const SCHEMES: usize = 14;
 
 /// A fake sysfs tree: DAMON's admin directory with one (not yet counted) kdamond, and
 /// two nodes of memory blocks (node 0: blocks 0-7, node 1: blocks 8-14, 128 MiB each).
@@ -48,7 +51,7 @@ impl Tree {
             }
         }
         tree.file(&format!("{CTX}/schemes/nr_schemes"), "0");
-        for s in 0..4 {
+        for s in 0..SCHEMES {
             let dir = format!("{CTX}/schemes/{s}");
             for f in ["action", "target_nid", "apply_interval_us", "filters/nr_filters"] {
                 tree.file(&format!("{dir}/{f}"), "0");
@@ -122,7 +125,7 @@ impl Drop for Tree {
 }
 
 #[test]
-fn start_writes_promotion_demotion_and_two_stat_schemes_each_kept_to_its_node() {
+fn start_writes_promotion_demotion_and_an_access_histogram_per_node_each_kept_to_its_node() {
     let tree = Tree::new("start");
     let t = DamosTiering::start(&tree.root, PID, &tree.options()).unwrap();
     assert_eq!(tree.read("sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds"), "1", "a kdamond was added");
@@ -134,11 +137,16 @@ fn start_writes_promotion_demotion_and_two_stat_schemes_each_kept_to_its_node() 
     let region = |r: usize, f: &str| tree.read(&format!("{CTX}/targets/0/regions/{r}/{f}"));
     assert_eq!((region(0, "start"), region(0, "end")), ("0".to_string(), GIB.to_string()));
     assert_eq!((region(1, "start"), region(1, "end")), (GIB.to_string(), (GIB + (7 << 27)).to_string()));
-    assert_eq!(tree.read(&format!("{CTX}/schemes/nr_schemes")), "4");
-    let actions: Vec<String> = (0..4).map(|s| tree.scheme(s, "action")).collect();
-    assert_eq!(actions, ["migrate_hot", "migrate_cold", "stat", "stat"]);
+    assert_eq!(tree.read(&format!("{CTX}/schemes/nr_schemes")), SCHEMES.to_string());
+    let actions: Vec<String> = (0..SCHEMES).map(|s| tree.scheme(s, "action")).collect();
+    assert_eq!(actions[..2], ["migrate_hot", "migrate_cold"]);
+    assert!(actions[2..].iter().all(|a| a == "stat"), "{actions:?}");
+    assert_eq!(t.ladder(), [0, 1, 2, 4, 8, 16]);
+    let rungs: Vec<String> = (2..SCHEMES).map(|s| tree.scheme(s, "access_pattern/nr_accesses/min")).collect();
+    assert_eq!(rungs, ["0", "1", "2", "4", "8", "16", "0", "1", "2", "4", "8", "16"], "fast node, then slow");
     assert_eq!((tree.scheme(0, "target_nid"), tree.scheme(1, "target_nid")), ("0".into(), "1".into()));
-    // Hot: accessed at least once per aggregation; cold: never.
+    // At start DAMOS's own rule (the tuner then moves both bounds): hot is accessed at least
+    // once per aggregation, cold never.
     assert_eq!(tree.scheme(0, "access_pattern/nr_accesses/min"), "1");
     assert_eq!(
         (tree.scheme(1, "access_pattern/nr_accesses/min"), tree.scheme(1, "access_pattern/nr_accesses/max")),
@@ -156,9 +164,12 @@ fn start_writes_promotion_demotion_and_two_stat_schemes_each_kept_to_its_node() 
     };
     assert_eq!(addr(0, 1), ("addr".into(), "Y".into(), "0".into(), GIB.to_string()), "promotion: not from node 0");
     assert_eq!(addr(1, 1), ("addr".into(), "Y".into(), GIB.to_string(), (GIB + (7 << 27)).to_string()));
-    assert_eq!(tree.scheme(2, "filters/nr_filters"), "1");
-    assert_eq!(addr(2, 0).3, (GIB + (7 << 27)).to_string(), "hot on node 0: node 1 left out");
-    assert_eq!(addr(3, 0).2, "0", "hot on node 1: node 0 left out");
+    for s in 2..SCHEMES {
+        assert_eq!(tree.scheme(s, "filters/nr_filters"), "1");
+        let (kept, left_out) = if s < 8 { ("node 0", GIB..GIB + (7 << 27)) } else { ("node 1", 0..GIB) };
+        let range = (addr(s, 0).2, addr(s, 0).3);
+        assert_eq!(range, (left_out.start.to_string(), left_out.end.to_string()), "scheme {s} counts {kept}");
+    }
     // Both migrations start paused: a one-page quota (0 would be unlimited) and a minimum
     // age no region reaches; they run while more than 2% of memory is free.
     for s in [0, 1] {
@@ -183,7 +194,8 @@ fn start_writes_promotion_demotion_and_two_stat_schemes_each_kept_to_its_node() 
 fn new_quotas_are_committed_and_stats_read_after_asking_the_kernel() {
     let tree = Tree::new("quotas");
     let mut t = DamosTiering::start(&tree.root, PID, &tree.options()).unwrap();
-    let wanted = Quotas { promote: 8 << 20, demote: 4 << 20 };
+    let wanted =
+        Quotas { promote: 8 << 20, demote: 4 << 20, hot_min_accesses: 4, cold_min_accesses: 1, cold_max_accesses: 1 };
     // The kernel enforces no quota yet (effective_bytes 0): both stay paused.
     assert_eq!(t.set_quotas(wanted).unwrap(), Some(Quotas::default()));
     assert_eq!(tree.scheme(0, "quotas/bytes"), "4096");
@@ -197,9 +209,15 @@ fn new_quotas_are_committed_and_stats_read_after_asking_the_kernel() {
         ((8 << 20).to_string(), (4 << 20).to_string())
     );
     assert_eq!(tree.scheme(1, "access_pattern/age/min"), "0", "demotion runs now");
+    let accesses = |s: usize| {
+        let bound = |b: &str| tree.scheme(s, &format!("access_pattern/nr_accesses/{b}"));
+        (bound("min"), bound("max"))
+    };
+    assert_eq!(accesses(0), ("4".into(), u32::MAX.to_string()), "promoted: accessed at least 4 times");
+    assert_eq!(accesses(1), ("1".into(), "1".into()), "demoted: once");
     assert_eq!(
-        t.set_quotas(Quotas { promote: 1 << 20, demote: 0 }).unwrap(),
-        Some(Quotas { promote: 1 << 20, demote: 0 })
+        t.set_quotas(Quotas { promote: 1 << 20, ..Quotas::default() }).unwrap(),
+        Some(Quotas { promote: 1 << 20, ..Quotas::default() })
     );
     assert_eq!(
         (tree.scheme(1, "quotas/bytes"), tree.scheme(1, "access_pattern/age/min")),
@@ -296,7 +314,7 @@ fn the_users_settings_reach_the_schemes_written() {
         assert_eq!(memcg, ["memcg", "/tk/app", "N"], "scheme {s}");
         assert_eq!(tree.scheme(s, "filters/2/type"), "addr");
     }
-    for s in [2, 3] {
+    for s in 2..SCHEMES {
         assert_eq!(tree.scheme(s, "filters/nr_filters"), "1", "the stat schemes count every page");
         assert_eq!(tree.scheme(s, "watermarks/high"), "1000");
     }
@@ -332,4 +350,32 @@ fn a_memcg_filter_the_kernel_lacks_or_a_cgroup_that_is_not_there_is_refused_and_
     let err = DamosLive::open(&tree.root, PID, (0, 1), &tree.state_file(), &settings).err().unwrap().to_string();
     assert!(err.contains("memory cgroup \"tk/other\"") && err.contains("does not exist"), "{err}");
     assert_eq!(tree.read("sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds"), "0");
+}
+
+#[test]
+fn the_promotion_threshold_follows_the_histogram_the_kernel_counts() {
+    let tree = Tree::new("histogram");
+    let mut live = DamosLive::open(&tree.root, PID, (0, 1), &tree.state_file(), &DamosSettings::default()).unwrap();
+    tree.file(&format!("{CTX}/schemes/0/quotas/effective_bytes"), "4096");
+    tree.file(&format!("{CTX}/schemes/1/quotas/effective_bytes"), "4096");
+    // Ten aggregation intervals: rung 0 of node 0 counted its 1 GiB ten times. On node 1,
+    // 96 MiB were accessed at least once, 40 twice, 16 four times, 6 eight and 2 sixteen.
+    const MIB: u64 = 1 << 20;
+    let sz_tried = |scheme: usize, bytes: u64| {
+        tree.file(&format!("{CTX}/schemes/{scheme}/stats/sz_tried"), &(bytes * 10).to_string());
+    };
+    sz_tried(2, GIB);
+    for (k, mib) in [96, 40, 16, 6, 2].into_iter().enumerate() {
+        sz_tried(9 + k, mib * MIB);
+    }
+    let mem = InMemory::new(&[8192, 65536]).unwrap(); // 32 MiB of room on node 0
+    live.poll(&mem, false).unwrap();
+    let accesses = |s: usize, b: &str| tree.scheme(s, &format!("access_pattern/nr_accesses/{b}"));
+    assert_eq!(accesses(0, "min"), "4", "the 16 MiB accessed at least 4 times fit in the room, the 40 do not");
+    assert_eq!(accesses(1, "max"), "1", "regions accessed twice or three times stay where they are");
+    assert_eq!(accesses(1, "min"), "1", "idle regions are left out of demotion");
+    assert_eq!(tree.scheme(0, "quotas/bytes"), (16 * MIB).to_string(), "half the room a second");
+    assert!(live.note().contains("promote 16 MiB/s (accessed >= 4) demote 0 MiB/s (1..=1)"), "{}", live.note());
+    assert_eq!(live.hit_ratio(), Some(0.0), "none of the 16 MiB on node 0");
+    assert_eq!(live.stop(), None);
 }

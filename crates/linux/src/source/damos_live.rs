@@ -1,6 +1,6 @@
 //! The `damos` live source: the kernel migrates by itself with DAMOS schemes
 //! ([`crate::source::damon::DamosTiering`]); tierkit sets their quotas every
-//! [`TUNE_EVERY`] from the fast tier's room and the realised hit ratio
+//! [`TUNE_EVERY`] from the fast tier's room and DAMON's access histogram per node
 //! ([`crate::source::damon::QuotaTuner`]) and reports what they migrated, from the
 //! schemes' `stats`. No tierkit policy runs and nothing is moved from user space.
 
@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use tierkit_core::{Memory, TierId, PAGE_SIZE};
 
 use super::damon::{
-    memcg, node_ranges::node_ranges, DamonError, DamosOptions, DamosStats, DamosTiering, QuotaTuner, Quotas,
-    TunerInput, TunerParams,
+    memcg, node_ranges::node_ranges, AccessHistogram, DamonError, DamosOptions, DamosStats, DamosTiering, QuotaTuner,
+    Quotas, SchemeStats, TunerInput, TunerParams,
 };
 use super::live::{KernelMoves, Polled, LIVE_MIN_REGIONS};
 
@@ -51,7 +51,8 @@ pub struct DamosLive {
     quotas: Quotas,
     /// The stats at the previous read.
     last: DamosStats,
-    last_at: Instant,
+    /// DAMON's access histogram, averaged over periods.
+    histogram: AccessHistogram,
     next_at: Instant,
     hit_ratio: Option<f64>,
 }
@@ -86,7 +87,7 @@ impl DamosLive {
             tuner,
             quotas: Quotas::default(),
             last: DamosStats::default(),
-            last_at: now,
+            histogram: AccessHistogram::default(),
             next_at: now,
             hit_ratio: None,
         })
@@ -126,8 +127,8 @@ impl DamosLive {
         }
     }
 
-    /// The realised hit ratio of the last period (the share of DAMON's hot bytes on the
-    /// fast node).
+    /// The realised hit ratio of the last period (the share of the bytes DAMON found hot,
+    /// at the promotion threshold, on the fast node).
     pub fn hit_ratio(&self) -> Option<f64> {
         self.hit_ratio
     }
@@ -136,9 +137,12 @@ impl DamosLive {
     pub fn note(&self) -> String {
         let mib = |b: u64| b as f64 / (1 << 20) as f64;
         format!(
-            "damos quota promote {:.0} MiB/s demote {:.0} MiB/s, regions migrated {}/{}",
+            "damos quota promote {:.0} MiB/s (accessed >= {}) demote {:.0} MiB/s ({}..={}), regions migrated {}/{}",
             mib(self.quotas.promote),
+            self.quotas.hot_min_accesses,
             mib(self.quotas.demote),
+            self.quotas.cold_min_accesses,
+            self.quotas.cold_max_accesses,
             self.last.promote.nr_applied,
             self.last.demote.nr_applied
         )
@@ -162,20 +166,30 @@ impl DamosLive {
         }
         let Some(tiering) = self.tiering.as_mut() else { return Ok(Polled { target_gone: true, ..Polled::default() }) };
         let Some(stats) = tiering.stats()? else { return Ok(Polled { target_gone: true, ..Polled::default() }) };
-        let aggr = Duration::from_micros(tiering.options().aggr_us);
-        let elapsed = now.duration_since(self.last_at);
+        let since = |now: &[SchemeStats], then: &[SchemeStats]| -> Vec<u64> {
+            let before = |k: usize| then.get(k).map_or(0, |s| s.sz_tried);
+            now.iter().enumerate().map(|(k, s)| s.sz_tried.saturating_sub(before(k))).collect()
+        };
+        let (fast_bytes, slow_bytes) = (since(&stats.fast, &self.last.fast), since(&stats.slow, &self.last.slow));
+        // Rung 0 counts every byte of the fast node once per apply interval.
+        let fast_size: u64 = tiering.options().fast_ranges.iter().map(|r| r.end - r.start).sum();
+        let intervals = fast_bytes.first().map_or(0, |b| (b + fast_size / 2) / fast_size.max(1));
+        self.histogram.add(&fast_bytes, &slow_bytes, intervals);
         let input = TunerInput {
             fast_room_bytes: mem.free_pages(TierId::FAST) * PAGE_SIZE,
-            hot_fast_bytes: stats.hot_fast.sz_tried.saturating_sub(self.last.hot_fast.sz_tried),
-            hot_slow_bytes: stats.hot_slow.sz_tried.saturating_sub(self.last.hot_slow.sz_tried),
-            intervals: (elapsed.as_micros() / aggr.as_micros().max(1)) as u64,
+            ladder: tiering.ladder().to_vec(),
+            fast_bytes: self.histogram.fast(),
+            slow_bytes: self.histogram.slow(),
         };
-        let samples = (stats.hot_fast.nr_tried + stats.hot_slow.nr_tried)
-            .saturating_sub(self.last.hot_fast.nr_tried + self.last.hot_slow.nr_tried);
-        if input.hit_ratio().is_some() {
-            self.hit_ratio = input.hit_ratio();
+        // The regions found accessed at least once.
+        let accessed = |v: &[SchemeStats]| v.get(1).map_or(0, |s| s.nr_tried);
+        let samples = (accessed(&stats.fast) + accessed(&stats.slow))
+            .saturating_sub(accessed(&self.last.fast) + accessed(&self.last.slow));
+        let tuning = self.tuner.tune(&input);
+        if tuning.hit_ratio.is_some() {
+            self.hit_ratio = tuning.hit_ratio;
         }
-        let quotas = self.tuner.quotas(&input);
+        let quotas = tuning.quotas;
         if quotas != self.quotas && !force {
             // Until the kernel enforces quotas, the quotas in force stay 0 (paused).
             let Some(in_force) = tiering.set_quotas(quotas)? else {
@@ -183,7 +197,7 @@ impl DamosLive {
             };
             self.quotas = in_force;
         }
-        (self.last, self.last_at, self.next_at) = (stats, now, now + TUNE_EVERY);
+        (self.last, self.next_at) = (stats, now + TUNE_EVERY);
         Ok(Polled { samples, ..Polled::default() })
     }
 

@@ -470,8 +470,8 @@ impl LiveSource {
         matches!(self, LiveSource::Damos(d) if d.tune_due())
     }
 
-    /// The realised hit ratio the source measures itself (damos: the share of DAMON's
-    /// hot bytes on the fast node); `None` for the others.
+    /// The realised hit ratio the source measures itself (damos: the share of the bytes
+    /// DAMON found hot, at the promotion threshold, on the fast node); `None` for the others.
     pub fn hit_ratio(&self) -> Option<f64> {
         match self {
             LiveSource::Damos(d) => d.hit_ratio(),

@@ -10,15 +10,18 @@
 //!
 //! [`DamosTiering::start`] claims one kdamond ([`super::kdamond`]), gives it one `paddr`
 //! context whose one target covers the fast and the slow node's physical ranges
-//! ([`super::node_ranges`]), and four schemes, each kept to one node by `addr` filters
+//! ([`super::node_ranges`]), and these schemes, each kept to one node by `addr` filters
 //! that exclude the other node's ranges:
 //!
 //! | # | action | on | access pattern | does |
 //! | --- | --- | --- | --- | --- |
-//! | 0 | `migrate_hot`, `target_nid` = fast | slow node | accessed ≥ 1 per aggregation | promotes, only pages accessed since the last check (`young` filter, where the kernel has it: 6.10+) |
-//! | 1 | `migrate_cold`, `target_nid` = slow | fast node | not accessed | demotes, never a page accessed since the last check |
-//! | 2 | `stat` | fast node | accessed ≥ 1 | counts the hot bytes on the fast node |
-//! | 3 | `stat` | slow node | accessed ≥ 1 | counts the hot bytes on the slow node |
+//! | 0 | `migrate_hot`, `target_nid` = fast | slow node | accessed ≥ `hot_min_accesses` per aggregation (at start 1) | promotes, only pages accessed since the last check (`young` filter, where the kernel has it: 6.10+) |
+//! | 1 | `migrate_cold`, `target_nid` = slow | fast node | accessed `cold_min_accesses` to `cold_max_accesses` times (at start 0) | demotes, never a page accessed since the last check |
+//! | 2.. | `stat` | fast node | accessed ≥ `e`, one scheme per rung `e` of the access ladder ([`access_ladder`]) | the fast node's access histogram |
+//! | then | `stat` | slow node | the same | the slow node's |
+//!
+//! The access bounds of the migrations are [`Quotas`] fields, set with the byte quotas
+//! ([`super::quota_tuner`] chooses them from the histogram).
 //!
 //! The migration schemes have byte quotas per second (`quotas/bytes` over a 1 s
 //! `reset_interval_ms`, prioritized by access frequency and age as the sample does) and
@@ -48,7 +51,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use super::kdamond::{write_nr, KdamondClaim};
-use super::quota_tuner::Quotas;
+use super::quota_tuner::{access_ladder, Quotas};
 use super::sysfs::{DamonError, Unavailable};
 use crate::sysfs_io::{self, SysfsError};
 
@@ -58,9 +61,8 @@ pub const DEFAULT_STATE_FILE: &str = "/run/tierkit/damos.json";
 /// Scheme indices (see the module documentation).
 const PROMOTE: usize = 0;
 const DEMOTE: usize = 1;
-const HOT_FAST: usize = 2;
-const HOT_SLOW: usize = 3;
-const SCHEMES: usize = 4;
+/// The first histogram scheme: the fast node's rungs, then the slow node's.
+const HISTOGRAM: usize = 2;
 
 /// The quota's reset interval: quotas are bytes per second.
 const RESET_INTERVAL_MS: u64 = 1_000;
@@ -144,16 +146,17 @@ pub struct SchemeStats {
 }
 
 /// Every scheme's stats.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DamosStats {
     /// `migrate_hot`.
     pub promote: SchemeStats,
     /// `migrate_cold`.
     pub demote: SchemeStats,
-    /// Hot regions on the fast node (`stat`).
-    pub hot_fast: SchemeStats,
-    /// Hot regions on the slow node (`stat`).
-    pub hot_slow: SchemeStats,
+    /// Per rung of [`DamosTiering::ladder`], regions on the fast node accessed at least
+    /// that often (`stat`).
+    pub fast: Vec<SchemeStats>,
+    /// The same on the slow node.
+    pub slow: Vec<SchemeStats>,
 }
 
 /// The kernel's DAMOS tiering, running; see the [module documentation](self). Dropping
@@ -163,6 +166,8 @@ pub struct DamosTiering {
     claim: KdamondClaim,
     opts: DamosOptions,
     young_filter: bool,
+    /// The access frequencies the histogram schemes count at.
+    ladder: Vec<u32>,
     /// The kernel reported nonzero effective quotas for both migration schemes.
     armed: bool,
 }
@@ -174,7 +179,8 @@ impl DamosTiering {
     pub fn start(root: &Path, pid: i32, opts: &DamosOptions) -> Result<DamosTiering, DamonError> {
         validate(opts)?;
         let claim = KdamondClaim::claim(root, pid, opts.state_file.as_deref())?;
-        let mut tiering = DamosTiering { claim, opts: opts.clone(), young_filter: false, armed: false };
+        let ladder = access_ladder(u32::try_from(opts.aggr_us / opts.sample_us).unwrap_or(u32::MAX));
+        let mut tiering = DamosTiering { claim, opts: opts.clone(), young_filter: false, ladder, armed: false };
         match tiering.configure() {
             Ok(()) => Ok(tiering),
             Err(cause) => Err(tiering.claim.give_back_after(cause)),
@@ -197,12 +203,17 @@ impl DamosTiering {
         self.young_filter
     }
 
+    /// The access frequencies (per aggregation interval) the histogram is kept at.
+    pub fn ladder(&self) -> &[u32] {
+        &self.ladder
+    }
+
     /// The options it runs with.
     pub fn options(&self) -> &DamosOptions {
         &self.opts
     }
 
-    /// Writes `quotas` (0 pauses a scheme) and commits them to the running kdamond;
+    /// Writes `quotas` (a quota of 0 pauses a scheme) and commits them to the running kdamond;
     /// returns the quotas in force: none until the kernel enforces quotas (see the
     /// module documentation). `Ok(None)` when the kdamond is off.
     pub fn set_quotas(&mut self, quotas: Quotas) -> Result<Option<Quotas>, DamonError> {
@@ -217,8 +228,8 @@ impl DamosTiering {
             self.armed = effective(PROMOTE)? > 0 && effective(DEMOTE)? > 0;
         }
         let quotas = if self.armed { quotas } else { Quotas::default() };
-        self.write_quota(PROMOTE, quotas.promote)?;
-        self.write_quota(DEMOTE, quotas.demote)?;
+        self.write_quota(PROMOTE, quotas.promote, (quotas.hot_min_accesses, u32::MAX))?;
+        self.write_quota(DEMOTE, quotas.demote, (quotas.cold_min_accesses, quotas.cold_max_accesses))?;
         Ok(self.claim.command("commit")?.then_some(quotas))
     }
 
@@ -230,8 +241,10 @@ impl DamosTiering {
         Ok(Some(DamosStats {
             promote: self.scheme_stats(PROMOTE)?,
             demote: self.scheme_stats(DEMOTE)?,
-            hot_fast: self.scheme_stats(HOT_FAST)?,
-            hot_slow: self.scheme_stats(HOT_SLOW)?,
+            fast: (0..self.ladder.len()).map(|k| self.scheme_stats(HISTOGRAM + k)).collect::<Result<_, _>>()?,
+            slow: (0..self.ladder.len())
+                .map(|k| self.scheme_stats(HISTOGRAM + self.ladder.len() + k))
+                .collect::<Result<_, _>>()?,
         }))
     }
 
@@ -257,12 +270,20 @@ impl DamosTiering {
     }
 
     /// A quota; 0 pauses the scheme (see the module documentation).
-    fn write_quota(&self, index: usize, bytes_per_sec: u64) -> Result<(), DamonError> {
+    /// Sets a migration scheme's quota (0: paused) and the bounds on its regions' accesses.
+    fn write_quota(&self, index: usize, bytes_per_sec: u64, accesses: (u32, u32)) -> Result<(), DamonError> {
         let dir = self.scheme_dir(index);
         let (min_age, bytes) = if bytes_per_sec == 0 { (PAUSED_MIN_AGE, PAUSED_BYTES) } else { (0, bytes_per_sec) };
         sysfs_io::write_value(&dir.join("access_pattern/age/min"), &min_age.to_string())?;
+        sysfs_io::write_value(&dir.join("access_pattern/nr_accesses/min"), &accesses.0.to_string())?;
+        sysfs_io::write_value(&dir.join("access_pattern/nr_accesses/max"), &accesses.1.to_string())?;
         sysfs_io::write_value(&dir.join("quotas/bytes"), &bytes.to_string())?;
         Ok(())
+    }
+
+    /// How many schemes there are: the two migrations and the histogram of both nodes.
+    fn schemes(&self) -> usize {
+        HISTOGRAM + 2 * self.ladder.len()
     }
 
     fn configure(&mut self) -> Result<(), DamonError> {
@@ -310,22 +331,25 @@ impl DamosTiering {
             sysfs_io::write_value(&dir.join("end"), &r.end.to_string())?;
         }
         let schemes = ctx.join("schemes");
-        write_nr(&schemes.join("nr_schemes"), SCHEMES, &self.scheme_dir(SCHEMES - 1))?;
-        for index in 0..SCHEMES {
+        let n = self.schemes();
+        write_nr(&schemes.join("nr_schemes"), n, &self.scheme_dir(n - 1))?;
+        for index in 0..n {
             self.write_scheme(index)?;
         }
-        self.write_quota(PROMOTE, 0)?;
-        self.write_quota(DEMOTE, 0)?;
+        let paused = Quotas::default();
+        self.write_quota(PROMOTE, 0, (paused.hot_min_accesses, u32::MAX))?;
+        self.write_quota(DEMOTE, 0, (paused.cold_min_accesses, paused.cold_max_accesses))?;
         self.claim
             .turn_on(format!("DAMOS tiering between nodes {} and {} (paddr)", self.opts.fast_node, self.opts.slow_node))
     }
 
     fn write_scheme(&mut self, index: usize) -> Result<(), DamonError> {
         let dir = self.scheme_dir(index);
-        let (action, target_nid, hot) = match index {
-            PROMOTE => ("migrate_hot", Some(self.opts.fast_node), true),
-            DEMOTE => ("migrate_cold", Some(self.opts.slow_node), false),
-            _ => ("stat", None, true),
+        let nr_max = u64::from(u32::MAX);
+        let (action, target_nid, nr_accesses) = match index {
+            PROMOTE => ("migrate_hot", Some(self.opts.fast_node), (1, nr_max)),
+            DEMOTE => ("migrate_cold", Some(self.opts.slow_node), (0, 0)),
+            _ => ("stat", None, (u64::from(self.ladder[(index - HISTOGRAM) % self.ladder.len()]), nr_max)),
         };
         let action_path = dir.join("action");
         if let Err(err) = sysfs_io::write_value(&action_path, action) {
@@ -347,8 +371,6 @@ impl DamosTiering {
             sysfs_io::write_value(&nid_path, &nid.to_string())?;
         }
         sysfs_io::write_value(&dir.join("apply_interval_us"), "0")?; // the aggregation interval
-        let nr_max = u64::from(u32::MAX);
-        let nr_accesses = if hot { (1, nr_max) } else { (0, 0) };
         let bounds = [("sz", 4096, u64::MAX), ("nr_accesses", nr_accesses.0, nr_accesses.1), ("age", 0, nr_max)];
         let pattern = dir.join("access_pattern");
         for (name, min, max) in bounds {
@@ -386,7 +408,7 @@ impl DamosTiering {
     /// `addr` filters excluding the other node's ranges; for the migrations first a
     /// `young` filter, when the kernel has it, then the `memcg` filter, when asked for.
     fn write_filters(&mut self, index: usize) -> Result<(), DamonError> {
-        let on_fast = matches!(index, DEMOTE | HOT_FAST);
+        let on_fast = index == DEMOTE || (HISTOGRAM..HISTOGRAM + self.ladder.len()).contains(&index);
         let excluded = if on_fast { &self.opts.slow_ranges } else { &self.opts.fast_ranges };
         let filters = self.scheme_dir(index).join("filters");
         let nr_path = filters.join("nr_filters");
