@@ -89,6 +89,7 @@ echo "  hot/cold node0 % by second:$trail"
 kill -TERM "$wpid"
 wait $tpid; rc=$?
 grep -v '^tierkit: status' /tmp/r.err | sed 's/^/  tierkit: /' | head -30
+grep '^tierkit: status' /tmp/r.err | head -20 | cut -c1-260 | sed 's/^/  early: /'
 grep '^tierkit: status' /tmp/r.err | tail -3 | sed 's/^/  /'
 sed 's/^/  workload: /' /tmp/r.out
 sum=$(summary /tmp/r.err)
