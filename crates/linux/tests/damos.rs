@@ -379,37 +379,3 @@ fn the_promotion_threshold_follows_the_histogram_the_kernel_counts() {
     assert_eq!(live.hit_ratio(), Some(0.0), "none of the 16 MiB on node 0");
     assert_eq!(live.stop(), None);
 }
-
-#[test]
-fn demotion_quota_is_what_to_demote_divided_by_the_share_of_its_charged_bytes_it_moved() {
-    let tree = Tree::new("yield");
-    let mut live = DamosLive::open(&tree.root, PID, (0, 1), &tree.state_file(), &DamosSettings::default()).unwrap();
-    tree.file(&format!("{CTX}/schemes/0/quotas/effective_bytes"), "4096");
-    tree.file(&format!("{CTX}/schemes/1/quotas/effective_bytes"), "4096");
-    const MIB: u64 = 1 << 20;
-    // Node 0 full (one page of room), 2 MiB on node 1 accessed at every sample: 2 MiB to
-    // exchange, a period after another with the same histogram (the stats are cumulative).
-    let period = |n: u64| {
-        let sz_tried = |scheme: usize, bytes: u64| {
-            tree.file(&format!("{CTX}/schemes/{scheme}/stats/sz_tried"), &(bytes * 10 * n).to_string());
-        };
-        sz_tried(2, GIB);
-        for k in 0..5 {
-            sz_tried(9 + k, 2 * MIB);
-        }
-    };
-    let mem = InMemory::new(&[1, 65536]).unwrap();
-    period(1);
-    live.poll(&mem, false).unwrap();
-    let demote = || tree.scheme(1, "quotas/bytes").parse::<u64>().unwrap();
-    let wanted = demote();
-    assert!(wanted > MIB && wanted <= 2 * MIB, "before demotion ran, its quota is what to move: {wanted}");
-    // It tried 8 MiB and moved 2: a quarter.
-    tree.file(&format!("{CTX}/schemes/1/stats/sz_tried"), &(8 * MIB).to_string());
-    tree.file(&format!("{CTX}/schemes/1/stats/sz_applied"), &(2 * MIB).to_string());
-    period(2);
-    std::thread::sleep(std::time::Duration::from_millis(1_050)); // the next tuning period
-    live.poll(&mem, false).unwrap();
-    assert_eq!(demote(), wanted * 4, "a quarter's yield: four times the quota");
-    assert_eq!(live.stop(), None);
-}

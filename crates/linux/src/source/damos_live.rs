@@ -53,8 +53,6 @@ pub struct DamosLive {
     last: DamosStats,
     /// DAMON's access histogram, averaged over periods.
     histogram: AccessHistogram,
-    /// Bytes demotion migrated per byte charged, in the last period it ran.
-    demote_yield: f64,
     next_at: Instant,
     hit_ratio: Option<f64>,
 }
@@ -90,7 +88,6 @@ impl DamosLive {
             quotas: Quotas::default(),
             last: DamosStats::default(),
             histogram: AccessHistogram::default(),
-            demote_yield: 1.0,
             next_at: now,
             hit_ratio: None,
         })
@@ -176,11 +173,6 @@ impl DamosLive {
         let (fast_bytes, slow_bytes) = (since(&stats.fast, &self.last.fast), since(&stats.slow, &self.last.slow));
         // Rung 0 counts every byte of the fast node once per apply interval.
         let fast_size: u64 = tiering.options().fast_ranges.iter().map(|r| r.end - r.start).sum();
-        let demoted = |s: &DamosStats| (s.demote.sz_applied, s.demote.sz_tried);
-        let ((applied, tried), (applied0, tried0)) = (demoted(&stats), demoted(&self.last));
-        if tried > tried0 {
-            self.demote_yield = applied.saturating_sub(applied0) as f64 / (tried - tried0) as f64;
-        }
         let intervals = fast_bytes.first().map_or(0, |b| (b + fast_size / 2) / fast_size.max(1));
         self.histogram.add(&fast_bytes, &slow_bytes, intervals);
         let input = TunerInput {
@@ -188,7 +180,6 @@ impl DamosLive {
             ladder: tiering.ladder().to_vec(),
             fast_bytes: self.histogram.fast(),
             slow_bytes: self.histogram.slow(),
-            demote_yield: self.demote_yield,
         };
         // The regions found accessed at least once.
         let accessed = |v: &[SchemeStats]| v.get(1).map_or(0, |s| s.nr_tried);

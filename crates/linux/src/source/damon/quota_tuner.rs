@@ -38,11 +38,6 @@
 //!   slow-tier memory: demotion gets a quota of the missing room, at most the ceiling
 //!   times the hit ratio's relative shortfall (`(goal - hit) / goal`). What it frees
 //!   shows as room at the next read, which promotion then fills.
-//! - Demotion's quota is charged for what it tries, not what it moves: DAMOS charges a
-//!   region's whole size, and a fast-node region holding a few cold pages of the target
-//!   is mostly other memory. So the quota written is the bytes to demote divided by the
-//!   *yield* demotion had in the last period it ran (bytes migrated per byte charged,
-//!   from its `stats`; 1 before it ran), at most the fast node's size a second.
 //! - A quota of zero pauses its scheme (DAMOS reads a zero byte quota as "unlimited", so
 //!   pausing is done with the scheme's access pattern, [`super::schemes`]).
 
@@ -133,8 +128,6 @@ pub struct TunerInput {
     pub fast_bytes: Vec<u64>,
     /// The same on the slow tier.
     pub slow_bytes: Vec<u64>,
-    /// Bytes demotion migrated per byte charged to its quota, in the last period it ran.
-    pub demote_yield: f64,
 }
 
 impl TunerInput {
@@ -218,9 +211,7 @@ impl QuotaTuner {
         let demote = match hit_ratio {
             Some(hit) if hit < self.params.hit_goal && hot_slow > promote => {
                 let shortfall = (self.params.hit_goal - hit) / self.params.hit_goal;
-                let wanted = (hot_slow - promote).min((max as f64 * shortfall) as u64);
-                let fast_size = input.at(0).0.max(wanted);
-                ((wanted as f64 / input.demote_yield.clamp(f64::MIN_POSITIVE, 1.0)) as u64).min(fast_size)
+                (hot_slow - promote).min((max as f64 * shortfall) as u64)
             }
             _ => 0,
         };
@@ -248,7 +239,6 @@ mod tests {
             ladder: access_ladder(20),
             fast_bytes: fast.into(),
             slow_bytes: slow.into(),
-            demote_yield: 1.0,
         }
     }
 
@@ -311,15 +301,6 @@ mod tests {
         assert_eq!((t.quotas.hot_min_accesses, t.quotas.cold_max_accesses), (4, 1));
         assert_eq!(t.hit_ratio, Some(0.0));
         assert_eq!((t.quotas.promote, t.quotas.demote), (0, 16 * MIB), "an exchange of the 16 hot MiB");
-    }
-
-    #[test]
-    fn demotion_is_charged_for_what_it_tries_so_its_quota_is_divided_by_its_yield() {
-        let mut input = hot(0, 32 * MIB, 32 * MIB);
-        input.demote_yield = 0.25;
-        assert_eq!(tuner().tune(&input).quotas.demote, 128 * MIB, "32 MiB to move at a quarter's yield");
-        input.demote_yield = 0.0;
-        assert_eq!(tuner().tune(&input).quotas.demote, GIB, "at most the fast node a second");
     }
 
     #[test]
