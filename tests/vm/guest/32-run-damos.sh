@@ -89,7 +89,8 @@ echo "  hot/cold node0 % by second:$trail"
 kill -TERM "$wpid"
 wait $tpid; rc=$?
 grep -v '^tierkit: status' /tmp/r.err | sed 's/^/  tierkit: /' | head -30
-grep '^tierkit: status' /tmp/r.err | head -20 | cut -c1-260 | sed 's/^/  early: /'
+# The first 20 status lines (quotas, access bounds, hit ratio: how the tuner started), then the last 3.
+grep '^tierkit: status' /tmp/r.err | head -20 | cut -c1-300 | sed 's/^/  early: /'
 grep '^tierkit: status' /tmp/r.err | tail -3 | sed 's/^/  /'
 sed 's/^/  workload: /' /tmp/r.out
 sum=$(summary /tmp/r.err)

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use tierkit_core::{Memory, TierId, PAGE_SIZE};
 
 use super::damon::{
-    memcg, node_ranges::node_ranges, AccessHistogram, DamonError, DamosOptions, DamosStats, DamosTiering, QuotaTuner,
-    Quotas, SchemeStats, TunerInput, TunerParams,
+    memcg, node_ranges::node_ranges, DamonError, DamosOptions, DamosStats, DamosTiering, QuotaTuner, Quotas,
+    SchemeStats, TunerInput, TunerParams,
 };
 use super::live::{KernelMoves, Polled, LIVE_MIN_REGIONS};
 
@@ -51,8 +51,6 @@ pub struct DamosLive {
     quotas: Quotas,
     /// The stats at the previous read.
     last: DamosStats,
-    /// DAMON's access histogram, averaged over periods.
-    histogram: AccessHistogram,
     next_at: Instant,
     hit_ratio: Option<f64>,
 }
@@ -87,7 +85,6 @@ impl DamosLive {
             tuner,
             quotas: Quotas::default(),
             last: DamosStats::default(),
-            histogram: AccessHistogram::default(),
             next_at: now,
             hit_ratio: None,
         })
@@ -137,11 +134,10 @@ impl DamosLive {
     pub fn note(&self) -> String {
         let mib = |b: u64| b as f64 / (1 << 20) as f64;
         format!(
-            "damos quota promote {:.0} MiB/s (accessed >= {}) demote {:.0} MiB/s ({}..={}), regions migrated {}/{}",
+            "damos quota promote {:.0} MiB/s (accessed >= {}) demote {:.0} MiB/s (accessed <= {}), regions migrated {}/{}",
             mib(self.quotas.promote),
             self.quotas.hot_min_accesses,
             mib(self.quotas.demote),
-            self.quotas.cold_min_accesses,
             self.quotas.cold_max_accesses,
             self.last.promote.nr_applied,
             self.last.demote.nr_applied
@@ -173,13 +169,12 @@ impl DamosLive {
         let (fast_bytes, slow_bytes) = (since(&stats.fast, &self.last.fast), since(&stats.slow, &self.last.slow));
         // Rung 0 counts every byte of the fast node once per apply interval.
         let fast_size: u64 = tiering.options().fast_ranges.iter().map(|r| r.end - r.start).sum();
-        let intervals = fast_bytes.first().map_or(0, |b| (b + fast_size / 2) / fast_size.max(1));
-        self.histogram.add(&fast_bytes, &slow_bytes, intervals);
         let input = TunerInput {
             fast_room_bytes: mem.free_pages(TierId::FAST) * PAGE_SIZE,
             ladder: tiering.ladder().to_vec(),
-            fast_bytes: self.histogram.fast(),
-            slow_bytes: self.histogram.slow(),
+            intervals: fast_bytes.first().map_or(0, |b| (b + fast_size / 2) / fast_size.max(1)),
+            fast_bytes,
+            slow_bytes,
         };
         // The regions found accessed at least once.
         let accessed = |v: &[SchemeStats]| v.get(1).map_or(0, |s| s.nr_tried);

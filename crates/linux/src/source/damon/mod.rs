@@ -29,7 +29,7 @@ pub mod target_regions;
 mod tried_regions;
 
 pub use kdamond::KdamondClaim;
-pub use quota_tuner::{access_ladder, AccessHistogram, QuotaTuner, Quotas, TunerInput, TunerParams, Tuning};
+pub use quota_tuner::{access_ladder, QuotaTuner, Quotas, TunerInput, TunerParams, Tuning};
 pub use regions::{to_events, Region};
 pub use schemes::{DamosOptions, DamosStats, DamosTiering, SchemeStats};
 pub use sysfs::{DamonError, DamonMonitor, DamonOptions, Poll, Unavailable};

@@ -5,8 +5,8 @@
 //! margin, [`crate::topology::Node::room_pages`]) and DAMON's access histogram per node:
 //! the bytes of regions accessed at least `e` times per aggregation interval, for a
 //! ladder of frequencies `e` (0, 1, 2, 4, ... up to the samples per aggregation), counted
-//! by `stat` schemes in the kernel ([`super::schemes`]), per apply interval, as an
-//! exponential moving average over periods ([`AccessHistogram`]).
+//! by `stat` schemes in the kernel ([`super::schemes`]), averaged over the period's
+//! apply intervals.
 //!
 //! Rules:
 //! - **Hot is relative.** DAMOS's own rule, "accessed at least once per aggregation", calls
@@ -20,11 +20,8 @@
 //!   regions accessed fewer times than the rung below `t` (idle ones when `t` is 1 or 2),
 //!   so that regions in between stay where they are instead of crossing back and forth
 //!   with the sampling noise. Demotion also skips pages accessed since the last check
-//!   (the `young` filter, [`super::schemes`]).
-//! - Above idle, demotion leaves idle regions out: DAMOS charges a region's whole size to
-//!   the quota whatever it migrates, and on `paddr` the idle regions of the fast node are
-//!   mostly memory no migration can take (free pages, kernel and hugetlb memory), taken
-//!   first by the quota's address order: a demotion quota spent there moves nothing.
+//!   (the `young` filter, [`super::schemes`]). Within its quota DAMOS takes the coldest
+//!   regions first, so idle memory goes before memory that is only colder than `t`.
 //! - The *realised hit ratio* is the share of the bytes accessed at least `t` times that
 //!   the fast tier holds.
 //! - Promotion fills the room: its quota is half the room per second, at most
@@ -72,50 +69,6 @@ pub fn access_ladder(max_accesses: u32) -> Vec<u32> {
     ladder
 }
 
-/// DAMON's access histogram of both tiers: per rung of the ladder, the bytes of regions
-/// accessed at least that often in one apply interval, as an exponential moving average
-/// over periods in which each new period weighs [`AccessHistogram::NEW_WEIGHT`].
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct AccessHistogram {
-    fast: Vec<f64>,
-    slow: Vec<f64>,
-}
-
-impl AccessHistogram {
-    /// The weight of a new period: a shift in the workload shows fully within a few
-    /// periods, while one period's sampling noise moves the average only halfway.
-    pub const NEW_WEIGHT: f64 = 0.5;
-
-    /// Adds a period: per rung, the bytes summed over its `intervals` apply intervals. A
-    /// period without an interval (the kdamond did not aggregate) tells nothing and
-    /// changes nothing.
-    pub fn add(&mut self, fast_sums: &[u64], slow_sums: &[u64], intervals: u64) {
-        if intervals == 0 {
-            return;
-        }
-        let blend = |avg: &mut Vec<f64>, sums: &[u64]| {
-            let new = sums.iter().map(|&b| b as f64 / intervals as f64);
-            if avg.len() != sums.len() {
-                *avg = new.collect();
-            } else {
-                avg.iter_mut().zip(new).for_each(|(a, n)| *a += Self::NEW_WEIGHT * (n - *a));
-            }
-        };
-        blend(&mut self.fast, fast_sums);
-        blend(&mut self.slow, slow_sums);
-    }
-
-    /// Per rung, the fast tier's bytes.
-    pub fn fast(&self) -> Vec<u64> {
-        self.fast.iter().map(|&b| b.round() as u64).collect()
-    }
-
-    /// Per rung, the slow tier's bytes.
-    pub fn slow(&self) -> Vec<u64> {
-        self.slow.iter().map(|&b| b.round() as u64).collect()
-    }
-}
-
 /// What the tuner reads each period.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TunerInput {
@@ -123,17 +76,20 @@ pub struct TunerInput {
     pub fast_room_bytes: u64,
     /// The access ladder ([`access_ladder`]).
     pub ladder: Vec<u32>,
-    /// Per rung, the bytes on the fast tier of regions accessed at least that often in
-    /// an apply interval ([`AccessHistogram::fast`]).
+    /// Per rung, the bytes on the fast tier of regions accessed at least that often,
+    /// summed over the period's apply intervals.
     pub fast_bytes: Vec<u64>,
     /// The same on the slow tier.
     pub slow_bytes: Vec<u64>,
+    /// Apply intervals in the period (the sums above cover this many).
+    pub intervals: u64,
 }
 
 impl TunerInput {
-    /// Bytes on the fast and the slow tier at rung `k`.
+    /// Bytes of one apply interval on the fast and the slow tier at rung `k`.
     fn at(&self, k: usize) -> (u64, u64) {
-        let get = |v: &[u64]| v.get(k).copied().unwrap_or(0);
+        let n = self.intervals.max(1);
+        let get = |v: &[u64]| v.get(k).copied().unwrap_or(0) / n;
         (get(&self.fast_bytes), get(&self.slow_bytes))
     }
 
@@ -159,16 +115,14 @@ pub struct Quotas {
     pub demote: u64,
     /// Promotion takes regions accessed at least this often per aggregation interval.
     pub hot_min_accesses: u32,
-    /// Demotion takes regions accessed at least this often...
-    pub cold_min_accesses: u32,
-    /// ...and at most this often.
+    /// Demotion takes regions accessed at most this often.
     pub cold_max_accesses: u32,
 }
 
 impl Default for Quotas {
     /// Both paused; DAMOS's own rule: hot is accessed at least once, cold never.
     fn default() -> Self {
-        Quotas { promote: 0, demote: 0, hot_min_accesses: 1, cold_min_accesses: 0, cold_max_accesses: 0 }
+        Quotas { promote: 0, demote: 0, hot_min_accesses: 1, cold_max_accesses: 0 }
     }
 }
 
@@ -215,8 +169,7 @@ impl QuotaTuner {
             }
             _ => 0,
         };
-        let cold_min_accesses = cold_max_accesses.min(1);
-        let quotas = Quotas { promote, demote, hot_min_accesses, cold_min_accesses, cold_max_accesses };
+        let quotas = Quotas { promote, demote, hot_min_accesses, cold_max_accesses };
         Tuning { quotas, hit_ratio }
     }
 }
@@ -231,14 +184,15 @@ mod tests {
         QuotaTuner::new(TunerParams::default()).unwrap()
     }
 
-    /// An input on a ladder 0, 1, 2, 4, 8, 16 with the given bytes per interval accessed
-    /// at least that often on each tier (rung 0: the tier's size).
+    /// An input over 10 apply intervals of a ladder 0, 1, 2, 4, 8, 16 with the given bytes
+    /// per interval accessed at least that often on each tier (rung 0: the tier's size).
     fn input(room: u64, fast: [u64; 6], slow: [u64; 6]) -> TunerInput {
         TunerInput {
             fast_room_bytes: room,
             ladder: access_ladder(20),
-            fast_bytes: fast.into(),
-            slow_bytes: slow.into(),
+            fast_bytes: fast.iter().map(|b| b * 10).collect(),
+            slow_bytes: slow.iter().map(|b| b * 10).collect(),
+            intervals: 10,
         }
     }
 
@@ -285,7 +239,6 @@ mod tests {
         let slow = [GIB, 96 * MIB, 40 * MIB, 16 * MIB, 6 * MIB, 2 * MIB];
         let t = tuner().tune(&input(32 * MIB, [GIB, 0, 0, 0, 0, 0], slow));
         assert_eq!((t.quotas.hot_min_accesses, t.quotas.cold_max_accesses), (4, 1), "40 MiB do not fit, 16 do");
-        assert_eq!(t.quotas.cold_min_accesses, 1, "idle regions, mostly what no migration takes, are left out");
         assert_eq!(t.quotas.promote, 16 * MIB);
         assert_eq!(t.hit_ratio, Some(0.0));
         // The fast tier full of pages read about once (promoted when everything looked hot):
@@ -293,7 +246,6 @@ mod tests {
         let fast = [GIB, 48 * MIB, 0, 0, 0, 0];
         let t = tuner().tune(&input(0, fast, slow));
         assert_eq!((t.quotas.hot_min_accesses, t.quotas.cold_max_accesses), (2, 0));
-        assert_eq!(t.quotas.cold_min_accesses, 0, "below 1: idle");
         // ...and when those are lukewarm (read twice), the hot ones are 4 and up, and what
         // is read once or never makes room.
         let fast = [GIB, 48 * MIB, 48 * MIB, 0, 0, 0];
@@ -317,17 +269,6 @@ mod tests {
         assert_eq!(idle.quotas, Quotas::default());
         assert_eq!(idle.hit_ratio, None);
         assert_eq!(tuner().tune(&hot(0, 3 * MIB, MIB)).hit_ratio, Some(0.75));
-    }
-
-    #[test]
-    fn the_histogram_moves_halfway_to_each_new_period_and_ignores_one_without_intervals() {
-        let mut h = AccessHistogram::default();
-        h.add(&[40, 20], &[400, 0], 4);
-        assert_eq!((h.fast(), h.slow()), (vec![10, 5], vec![100, 0]), "the first period as it is, per interval");
-        h.add(&[0, 0], &[0, 0], 0);
-        assert_eq!((h.fast(), h.slow()), (vec![10, 5], vec![100, 0]), "no interval: unchanged");
-        h.add(&[60, 30], &[0, 120], 2);
-        assert_eq!((h.fast(), h.slow()), (vec![20, 10], vec![50, 30]));
     }
 
     #[test]

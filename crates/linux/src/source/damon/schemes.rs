@@ -16,7 +16,7 @@
 //! | # | action | on | access pattern | does |
 //! | --- | --- | --- | --- | --- |
 //! | 0 | `migrate_hot`, `target_nid` = fast | slow node | accessed ≥ `hot_min_accesses` per aggregation (at start 1) | promotes, only pages accessed since the last check (`young` filter, where the kernel has it: 6.10+) |
-//! | 1 | `migrate_cold`, `target_nid` = slow | fast node | accessed `cold_min_accesses` to `cold_max_accesses` times (at start 0) | demotes, never a page accessed since the last check |
+//! | 1 | `migrate_cold`, `target_nid` = slow | fast node | accessed ≤ `cold_max_accesses` (at start 0) | demotes, never a page accessed since the last check |
 //! | 2.. | `stat` | fast node | accessed ≥ `e`, one scheme per rung `e` of the access ladder ([`access_ladder`]) | the fast node's access histogram |
 //! | then | `stat` | slow node | the same | the slow node's |
 //!
@@ -229,7 +229,7 @@ impl DamosTiering {
         }
         let quotas = if self.armed { quotas } else { Quotas::default() };
         self.write_quota(PROMOTE, quotas.promote, (quotas.hot_min_accesses, u32::MAX))?;
-        self.write_quota(DEMOTE, quotas.demote, (quotas.cold_min_accesses, quotas.cold_max_accesses))?;
+        self.write_quota(DEMOTE, quotas.demote, (0, quotas.cold_max_accesses))?;
         Ok(self.claim.command("commit")?.then_some(quotas))
     }
 
@@ -338,7 +338,7 @@ impl DamosTiering {
         }
         let paused = Quotas::default();
         self.write_quota(PROMOTE, 0, (paused.hot_min_accesses, u32::MAX))?;
-        self.write_quota(DEMOTE, 0, (paused.cold_min_accesses, paused.cold_max_accesses))?;
+        self.write_quota(DEMOTE, 0, (0, paused.cold_max_accesses))?;
         self.claim
             .turn_on(format!("DAMOS tiering between nodes {} and {} (paddr)", self.opts.fast_node, self.opts.slow_node))
     }
