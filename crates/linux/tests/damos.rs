@@ -321,6 +321,7 @@ fn the_users_settings_reach_the_schemes_written() {
     tree.file(&format!("{CTX}/schemes/0/quotas/effective_bytes"), "4096");
     tree.file(&format!("{CTX}/schemes/1/quotas/effective_bytes"), "4096");
     let mem = InMemory::new(&[65536, 65536]).unwrap(); // 256 MiB of room
+    tree.file(&format!("{CTX}/schemes/9/stats/nr_tried"), "1"); // a region on node 1 was accessed
     live.poll(&mem, false).unwrap();
     assert_eq!(tree.scheme(0, "quotas/bytes"), (3 << 20).to_string());
     assert!(live.note().contains("promote 3 MiB/s"), "{}", live.note());
@@ -357,17 +358,23 @@ fn the_promotion_threshold_follows_the_histogram_the_kernel_counts() {
     let mut live = DamosLive::open(&tree.root, PID, (0, 1), &tree.state_file(), &DamosSettings::default()).unwrap();
     tree.file(&format!("{CTX}/schemes/0/quotas/effective_bytes"), "4096");
     tree.file(&format!("{CTX}/schemes/1/quotas/effective_bytes"), "4096");
-    // Ten aggregation intervals: rung 0 of node 0 counted its 1 GiB ten times. On node 1,
-    // 96 MiB were accessed at least once, 40 twice, 16 four times, 6 eight and 2 sixteen.
+    // Periods of ten aggregation intervals: rung 0 of node 0 counts its 1 GiB ten times. On node 1,
+    // in the second, 96 MiB were accessed at least once, 40 twice, 16 four times, 6 eight and 2 sixteen.
     const MIB: u64 = 1 << 20;
     let sz_tried = |scheme: usize, bytes: u64| {
         tree.file(&format!("{CTX}/schemes/{scheme}/stats/sz_tried"), &(bytes * 10).to_string());
     };
+    let mem = InMemory::new(&[8192, 65536]).unwrap(); // 32 MiB of room on node 0
+                                                      // A period in which DAMON found nothing accessed tells nothing: the migrations stay paused.
     sz_tried(2, GIB);
+    live.poll(&mem, false).unwrap();
+    assert_eq!(tree.scheme(0, "quotas/bytes"), "4096", "still paused");
+    std::thread::sleep(std::time::Duration::from_millis(1_050)); // the next tuning period
+    sz_tried(2, 2 * GIB);
     for (k, mib) in [96, 40, 16, 6, 2].into_iter().enumerate() {
         sz_tried(9 + k, mib * MIB);
     }
-    let mem = InMemory::new(&[8192, 65536]).unwrap(); // 32 MiB of room on node 0
+    tree.file(&format!("{CTX}/schemes/9/stats/nr_tried"), "100");
     live.poll(&mem, false).unwrap();
     let accesses = |s: usize, b: &str| tree.scheme(s, &format!("access_pattern/nr_accesses/{b}"));
     assert_eq!(accesses(0, "min"), "4", "the 16 MiB accessed at least 4 times fit in the room, the 40 do not");

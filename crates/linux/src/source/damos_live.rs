@@ -185,7 +185,9 @@ impl DamosLive {
             self.hit_ratio = tuning.hit_ratio;
         }
         let quotas = tuning.quotas;
-        if quotas != self.quotas && !force {
+        // A period in which DAMON found no region accessed tells nothing about hotness:
+        // the settings in force stay.
+        if quotas != self.quotas && !force && samples > 0 {
             // Until the kernel enforces quotas, the quotas in force stay 0 (paused).
             let Some(in_force) = tiering.set_quotas(quotas)? else {
                 return Ok(Polled { target_gone: true, ..Polled::default() });

@@ -35,6 +35,8 @@
 //!   slow-tier memory: demotion gets a quota of the missing room, at most the ceiling
 //!   times the hit ratio's relative shortfall (`(goal - hit) / goal`). What it frees
 //!   shows as room at the next read, which promotion then fills.
+//! - A period in which DAMON found no region accessed at all tells nothing; the caller
+//!   keeps the settings in force ([`crate::source::damos_live`]).
 //! - A quota of zero pauses its scheme (DAMOS reads a zero byte quota as "unlimited", so
 //!   pausing is done with the scheme's access pattern, [`super::schemes`]).
 
