@@ -1,8 +1,8 @@
 #!/bin/sh
 # `tierkit run --source damos`: the kernel migrates by itself, with DAMOS migrate_hot (node 1 ->
 # node 0) and migrate_cold (node 0 -> node 1) schemes over physical memory (paddr: Linux 6.12
-# implements the actions for paddr only, so this tiers the whole machine per node), quotas and
-# access bounds set by tierkit every second. The setting is guest/30-run-damon's: a 128 MiB Zipf workload first touched
+# implements the actions for paddr only, so this tiers the whole machine per node), quotas set by
+# tierkit every second. The setting is guest/30-run-damon's: a 128 MiB Zipf workload first touched
 # on node 1, its hot pages in 64-page clusters, node 0 cut to 32 MiB above its high watermarks, small
 # per-CPU free lists, numa_balancing 0 (nothing else moves pages). An independent move_pages query
 # (placement) measures every 3 s where the hottest and coldest 512 pages are, until the bars are met

@@ -15,7 +15,7 @@
 //!
 //! | # | action | on | access pattern | does |
 //! | --- | --- | --- | --- | --- |
-//! | 0 | `migrate_hot`, `target_nid` = fast | slow node | accessed ≥ `hot_min_accesses` per aggregation (at start 1), steadily for 5 aggregations | promotes, only pages accessed since the last check (`young` filter, where the kernel has it: 6.10+) |
+//! | 0 | `migrate_hot`, `target_nid` = fast | slow node | accessed ≥ `hot_min_accesses` per aggregation (at start 1) | promotes, only pages accessed since the last check (`young` filter, where the kernel has it: 6.10+) |
 //! | 1 | `migrate_cold`, `target_nid` = slow | fast node | accessed ≤ `cold_max_accesses` (at start 0) | demotes, never a page accessed since the last check |
 //! | 2.. | `stat` | fast node | accessed ≥ `e`, one scheme per rung `e` of the access ladder ([`access_ladder`]) | the fast node's access histogram |
 //! | then | `stat` | slow node | the same | the slow node's |
@@ -72,15 +72,6 @@ const PAUSED_BYTES: u64 = 4096;
 
 /// A paused scheme's minimum region age: no region reaches it.
 const PAUSED_MIN_AGE: u64 = u32::MAX as u64;
-
-/// The age (aggregation intervals with a steady access frequency) a region needs before it
-/// is promoted: at each aggregation DAMON resets a region's age when its sampled frequency
-/// moved by more than a tenth of the highest frequency sampled (`kdamond_merge_regions`,
-/// `mm/damon/core.c`), and a region mixing hot pages with colder ones
-/// samples a frequency that varies from one aggregation to the next (one random page a
-/// sample), so it seldom keeps its age for long; a region of like pages does. Five: half
-/// a second at DAMON's default intervals.
-const PROMOTE_MIN_AGE: u64 = 5;
 
 /// What the DAMOS source sets up.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -282,9 +273,7 @@ impl DamosTiering {
     /// Sets a migration scheme's quota (0: paused) and the bounds on its regions' accesses.
     fn write_quota(&self, index: usize, bytes_per_sec: u64, accesses: (u32, u32)) -> Result<(), DamonError> {
         let dir = self.scheme_dir(index);
-        let active_min_age = if index == PROMOTE { PROMOTE_MIN_AGE } else { 0 };
-        let (min_age, bytes) =
-            if bytes_per_sec == 0 { (PAUSED_MIN_AGE, PAUSED_BYTES) } else { (active_min_age, bytes_per_sec) };
+        let (min_age, bytes) = if bytes_per_sec == 0 { (PAUSED_MIN_AGE, PAUSED_BYTES) } else { (0, bytes_per_sec) };
         sysfs_io::write_value(&dir.join("access_pattern/age/min"), &min_age.to_string())?;
         sysfs_io::write_value(&dir.join("access_pattern/nr_accesses/min"), &accesses.0.to_string())?;
         sysfs_io::write_value(&dir.join("access_pattern/nr_accesses/max"), &accesses.1.to_string())?;
