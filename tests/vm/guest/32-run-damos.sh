@@ -1,17 +1,25 @@
 #!/bin/sh
 # `tierkit run --source damos`: the kernel migrates by itself, with DAMOS migrate_hot (node 1 ->
 # node 0) and migrate_cold (node 0 -> node 1) schemes over physical memory (paddr: Linux 6.12
-# implements the actions for paddr only, so this tiers the whole machine per node), quotas set by
-# tierkit every second. The setting is guest/30-run-damon's: a 128 MiB Zipf workload first touched
-# on node 1, its hot pages in 64-page clusters, node 0 cut to 32 MiB above its high watermarks, small
-# per-CPU free lists, numa_balancing 0 (nothing else moves pages). An independent move_pages query
-# (placement) measures every 3 s where the hottest and coldest 512 pages are, until the bars are met
-# or BOUND (150 s) has passed; then the workload is stopped (SIGTERM: it checks its data and exits).
-# BOUND is over 3x the slowest quiet run seen: 43 s in a fresh-clone CI run on a quiet host (the
-# bars take 3-46 s here; DAMOS's quotas promote in bursts, with plateaus while node 0 has no room).
+# implements the actions for paddr only, so this tiers the whole machine per node), quotas and
+# access bounds set by tierkit every second. The setting is guest/30-run-damon's: a 128 MiB Zipf
+# workload first touched on node 1, its hot pages in 64-page clusters, node 0 cut to 32 MiB above its
+# high watermarks, small per-CPU free lists, numa_balancing 0 (nothing else moves pages). An
+# independent move_pages query (placement) measures every 3 s where the hottest and the coldest 512
+# pages and the whole buffer are, until the bars are met or BOUND (150 s) has passed; then the
+# workload is stopped (SIGTERM: it checks its data and exits).
+# Selectivity is judged against the whole buffer's node 0 share, not the cold set's: DAMOS migrates
+# whole regions (every page accessed since the last check), and the coldest 512 pages are 8 of the
+# 512 clusters, each read about 10 times a second (Zipf 0.99 at ~3 M reads/s), which DAMON's sampling
+# sees as accessed. Whether a cold cluster shares a region with a hot one when the first regions are
+# promoted, before DAMON has split them, decides its place, so the cold set's share moves in steps of
+# 12.5 points between runs of the same code (docs/BENCHMARKS.md, Live: DAMOS); the buffer's 512
+# clusters average that out. The cold set's share is printed, not asserted.
+# BOUND is over 3x the slowest run seen: 43 s in a fresh-clone CI run on a quiet host (the bars took
+# 3-46 s in ten CI runs; DAMOS's quotas promote in bursts, with plateaus while node 0 has no room).
 #   run-damos          the start line says which mode runs (paddr, system-wide); a kdamond runs
 #                      for the target while tierkit does; the hot set's node 0 share beats first
-#                      touch by >= MARGIN points and the cold set's by >= SELECT points;
+#                      touch by >= MARGIN points and the whole buffer's by >= SELECT points;
 #                      promoted_pages > 0 (from DAMOS's sz_applied); the checksum is intact and
 #                      nothing was OOM-killed (promoting past node 0's room would push it to its
 #                      min watermark: node 1, onlined movable, serves no kernel allocation); the
@@ -81,8 +89,8 @@ wpid=$(kv pid "$ready")
 wait_line /tmp/r.err '^tierkit: status' 30 > /dev/null
 during=$(kdamonds_on "$wpid")
 t0=$(cs)
-met() { [ $((hotp - base)) -ge $MARGIN ] && [ $((hotp - coldn0)) -ge $SELECT ]; }
-poll_bars "$wpid" /tmp/r.hot /tmp/r.cold
+met() { [ $((hotp - base)) -ge $MARGIN ] && [ $((hotp - allp)) -ge $SELECT ]; }
+poll_bars "$wpid" /tmp/r.hot /tmp/r.cold "$(kv addr "$ready")"
 all=$(placement "$wpid" "$(kv addr "$ready")")
 echo "  t=${t}s buffer: $all"
 echo "  hot/cold node0 % by second:$trail"
@@ -106,9 +114,10 @@ grep -q '^CHECKSUM_OK ' /tmp/r.out || why="$why no-CHECKSUM_OK"
 [ "${promoted:-0}" -gt 0 ] || why="$why promoted_pages=${promoted:-missing}"
 [ "$(kv total "$hot")" -gt 0 ] 2>/dev/null || why="$why no-hot-placement($hot)"
 [ $((hotp - base)) -ge $MARGIN ] || why="$why hot-node0-${hotp}%-not-${MARGIN}-points-above-first-touch-${base}%-after-${t}s"
-[ $((hotp - coldn0)) -ge $SELECT ] || why="$why hot-node0-${hotp}%-not-${SELECT}-points-above-cold-${coldn0}%"
+[ $((hotp - allp)) -ge $SELECT ] || why="$why hot-node0-${hotp}%-not-${SELECT}-points-above-the-buffer's-${allp}%"
 why="$why$(leftovers)"
-details="hot set on node0 ${hotp}% vs first touch ${base}% (margin >= $MARGIN), cold ${coldn0}% (gap >= $SELECT) after ${t} s"
+details="hot set on node0 ${hotp}% vs first touch ${base}% (margin >= $MARGIN), the whole buffer ${allp}% (gap >= $SELECT)"
+details="$details, cold set ${coldn0}% (measured) after ${t} s"
 details="$details, promoted_pages=$promoted demoted_pages=$(kv demoted_pages "$sum"), kdamond $during while running, given back"
 if [ -z "$why" ]; then pass run-damos "$details"; else fail run-damos "$why ($details)"; fi
 ttb=$t; met || ttb=none
@@ -124,7 +133,7 @@ echo 0 > $HP
 echo "  node0 before the memcg run: $(node0_share $SHARE)"
 zipf_reader --mib 32 --first-touch-node 1 --cluster-pages $CLUSTER --seconds 0 --hot-out /tmp/y.hot > /tmp/y.out 2>&1 &
 ypid=$!
-why="" hotp=0 coldn0=0 t=0 yhot=""
+why="" hotp=0 coldn0=0 allp=0 t=0 yhot=""
 wait_line /tmp/y.out '^READY' 30 > /dev/null || why="$why bystander-never-READY"
 ybase=$(share 0 "$(placement "$ypid" /tmp/y.hot)")
 mkdir -p $CG
@@ -138,7 +147,7 @@ if ready=$(wait_line /tmp/m.out '^READY' 30); then
     wpid=$(kv pid "$ready")
     grep -qx "$wpid" $CG/cgroup.procs || why="$why target-$wpid-not-in-$CG"
     t0=$(cs)
-    poll_bars "$wpid" /tmp/m.hot /tmp/m.cold
+    poll_bars "$wpid" /tmp/m.hot /tmp/m.cold "$(kv addr "$ready")"
     yhot=$(placement "$ypid" /tmp/y.hot)
     echo "  t=${t}s bystander hot: $yhot"
     echo "  hot/cold node0 % by second:$trail"
@@ -161,15 +170,15 @@ grep -q '^CHECKSUM_OK ' /tmp/y.out || why="$why bystander-no-CHECKSUM_OK"
 [ "$(ooms)" = "$ooms0" ] || why="$why OOM-kill($(dmesg | grep 'Out of memory' | tail -1 | cut -c1-120))"
 [ "$(kv ended "$sum")" = target-exited ] || why="$why ended=$(kv ended "$sum")"
 [ $((hotp - base)) -ge $MARGIN ] || why="$why hot-node0-${hotp}%-not-${MARGIN}-points-above-first-touch-${base}%-after-${t}s"
-[ $((hotp - coldn0)) -ge $SELECT ] || why="$why hot-node0-${hotp}%-not-${SELECT}-points-above-cold-${coldn0}%"
+[ $((hotp - allp)) -ge $SELECT ] || why="$why hot-node0-${hotp}%-not-${SELECT}-points-above-the-buffer's-${allp}%"
 [ "$(kv total "$yhot")" -gt 0 ] 2>/dev/null || why="$why no-bystander-placement($yhot)"
 [ "$yhotp" -le "$ybase" ] || why="$why bystander-hot-node0-${yhotp}%-above-first-touch-${ybase}%"
 why="$why$(leftovers)"
-details="target hot set on node0 ${hotp}% vs first touch ${base}%, cold ${coldn0}% after ${t} s; bystander hot set"
-details="$details ${yhotp}% (first touch ${ybase}%); promoted_pages=$(kv promoted_pages "$sum")"
+details="target hot set on node0 ${hotp}% vs first touch ${base}%, its buffer ${allp}%, cold set ${coldn0}% after ${t} s;"
+details="$details bystander hot set ${yhotp}% (first touch ${ybase}%); promoted_pages=$(kv promoted_pages "$sum")"
 if [ -z "$why" ]; then pass run-damos-memcg "$details"; else fail run-damos-memcg "$why ($details)"; fi
-bench run-damos-memcg time_to_bars_s=$t hot_node0_pct=$hotp cold_node0_pct=$coldn0 bystander_hot_node0_pct=$yhotp \
-    bystander_first_touch_pct=$ybase promoted_pages=$(kv promoted_pages "$sum")
+bench run-damos-memcg time_to_bars_s=$t hot_node0_pct=$hotp cold_node0_pct=$coldn0 buffer_node0_pct=$allp \
+    bystander_hot_node0_pct=$yhotp bystander_first_touch_pct=$ybase promoted_pages=$(kv promoted_pages "$sum")
 
 # --- SIGKILL: the next start gives the kdamond back.
 tierkit run --source damos --status-every 1 -- zipf_reader --mib 32 --first-touch-node 1 --seconds 0 \

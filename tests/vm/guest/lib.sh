@@ -89,11 +89,12 @@ pct() { [ "${2:-0}" -gt 0 ] && echo $(($1 * 100 / $2)) || echo 0; }
 # share NODE QUERY: the percentage of the queried pages on NODE.
 share() { pct "$(kv node$1 "$2")" "$(kv total "$2")"; }
 
-# poll_bars PID HOT COLD: from t0 (cs) on, every EVERY s for at most BOUND s, queries where the pages
-# of PID listed in the files HOT and COLD are (the placement tool), printing each query, until the
-# caller's `met` holds. Sets hot and cold (the last queries), hotp (the hot set's node 0 share, %),
-# coldn0 and coldn1 (the cold set's node 0 and node 1 shares), t (seconds from t0 to the last query)
-# and trail (" t:hotp/coldn0" per query).
+# poll_bars PID HOT COLD [RANGE]: from t0 (cs) on, every EVERY s for at most BOUND s, queries where
+# the pages of PID listed in the files HOT and COLD are (the placement tool), and with RANGE (START-END)
+# those of the range, printing each query, until the caller's `met` holds. Sets hot and cold (the last
+# queries), hotp (the hot set's node 0 share, %), coldn0 and coldn1 (the cold set's node 0 and node 1
+# shares), allp (the range's node 0 share; 0 without RANGE), t (seconds from t0 to the last query)
+# and trail (" t:hotp/coldn0" per query, " t:hotp/coldn0/allp" with RANGE).
 poll_bars() {
     t=0 trail=""
     while [ $t -lt $BOUND ]; do
@@ -102,9 +103,15 @@ poll_bars() {
         [ $now -lt $t ] && sleep $((t - now))
         hot=$(placement "$1" "$2"); cold=$(placement "$1" "$3")
         t=$((($(cs) - t0) / 100))
-        hotp=$(share 0 "$hot"); coldn1=$(share 1 "$cold"); coldn0=$(share 0 "$cold")
-        trail="$trail $t:$hotp/$coldn0"
-        echo "  t=${t}s hot: $hot | cold: $cold"
+        hotp=$(share 0 "$hot"); coldn1=$(share 1 "$cold"); coldn0=$(share 0 "$cold") allp=0
+        if [ -n "${4:-}" ]; then
+            all=$(placement "$1" "$4"); allp=$(share 0 "$all")
+            trail="$trail $t:$hotp/$coldn0/$allp"
+            echo "  t=${t}s hot: $hot | cold: $cold | range: $all"
+        else
+            trail="$trail $t:$hotp/$coldn0"
+            echo "  t=${t}s hot: $hot | cold: $cold"
+        fi
         met && break
     done
 }
