@@ -321,7 +321,7 @@ fn the_users_settings_reach_the_schemes_written() {
     tree.file(&format!("{CTX}/schemes/0/quotas/effective_bytes"), "4096");
     tree.file(&format!("{CTX}/schemes/1/quotas/effective_bytes"), "4096");
     let mem = InMemory::new(&[65536, 65536]).unwrap(); // 256 MiB of room
-    tree.file(&format!("{CTX}/schemes/9/stats/nr_tried"), "1"); // a region on node 1 was accessed
+    tree.file(&format!("{CTX}/schemes/9/stats/sz_tried"), "4096"); // a page on node 1 was accessed
     live.poll(&mem, false).unwrap();
     assert_eq!(tree.scheme(0, "quotas/bytes"), (3 << 20).to_string());
     assert!(live.note().contains("promote 3 MiB/s"), "{}", live.note());

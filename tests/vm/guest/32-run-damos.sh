@@ -91,7 +91,6 @@ during=$(kdamonds_on "$wpid")
 t0=$(cs)
 met() { [ $((hotp - base)) -ge $MARGIN ] && [ $((hotp - allp)) -ge $SELECT ]; }
 poll_bars "$wpid" /tmp/r.hot /tmp/r.cold "$(kv addr "$ready")"
-all=$(placement "$wpid" "$(kv addr "$ready")")
 echo "  t=${t}s buffer: $all"
 echo "  hot/cold node0 % by second:$trail"
 kill -TERM "$wpid"

@@ -180,19 +180,17 @@ impl DamosLive {
         let accessed = |v: &[SchemeStats]| v.get(1).map_or(0, |s| s.nr_tried);
         let samples = (accessed(&stats.fast) + accessed(&stats.slow))
             .saturating_sub(accessed(&self.last.fast) + accessed(&self.last.slow));
-        let tuning = self.tuner.tune(&input);
-        if tuning.hit_ratio.is_some() {
-            self.hit_ratio = tuning.hit_ratio;
-        }
-        let quotas = tuning.quotas;
-        // A period in which DAMON found no region accessed tells nothing about hotness:
-        // the settings in force stay.
-        if quotas != self.quotas && !force && samples > 0 {
-            // Until the kernel enforces quotas, the quotas in force stay 0 (paused).
-            let Some(in_force) = tiering.set_quotas(quotas)? else {
-                return Ok(Polled { target_gone: true, ..Polled::default() });
-            };
-            self.quotas = in_force;
+        if let Some(tuning) = self.tuner.tune(&input) {
+            if tuning.hit_ratio.is_some() {
+                self.hit_ratio = tuning.hit_ratio;
+            }
+            if tuning.quotas != self.quotas && !force {
+                // Until the kernel enforces quotas, the quotas in force stay 0 (paused).
+                let Some(in_force) = tiering.set_quotas(tuning.quotas)? else {
+                    return Ok(Polled { target_gone: true, ..Polled::default() });
+                };
+                self.quotas = in_force;
+            }
         }
         (self.last, self.next_at) = (stats, now + TUNE_EVERY);
         Ok(Polled { samples, ..Polled::default() })

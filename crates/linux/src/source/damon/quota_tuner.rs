@@ -35,8 +35,8 @@
 //!   slow-tier memory: demotion gets a quota of the missing room, at most the ceiling
 //!   times the hit ratio's relative shortfall (`(goal - hit) / goal`). What it frees
 //!   shows as room at the next read, which promotion then fills.
-//! - A period in which DAMON found no region accessed at all tells nothing; the caller
-//!   keeps the settings in force ([`crate::source::damos_live`]).
+//! - A period in which DAMON found no region accessed at all tells nothing: no new
+//!   settings, those in force stay.
 //! - A quota of zero pauses its scheme (DAMOS reads a zero byte quota as "unlimited", so
 //!   pausing is done with the scheme's access pattern, [`super::schemes`]).
 
@@ -151,8 +151,12 @@ impl QuotaTuner {
             .then_some(QuotaTuner { params })
     }
 
-    /// The schemes' settings for the next period.
-    pub fn tune(&self, input: &TunerInput) -> Tuning {
+    /// The schemes' settings for the next period; `None` when DAMON found no region
+    /// accessed in this one.
+    pub fn tune(&self, input: &TunerInput) -> Option<Tuning> {
+        if input.at(1) == (0, 0) {
+            return None;
+        }
         let max = self.params.max_bytes_per_sec;
         let k = input.threshold_rung();
         let hot_min_accesses = input.ladder.get(k).copied().unwrap_or(1);
@@ -172,7 +176,7 @@ impl QuotaTuner {
             _ => 0,
         };
         let quotas = Quotas { promote, demote, hot_min_accesses, cold_max_accesses };
-        Tuning { quotas, hit_ratio }
+        Some(Tuning { quotas, hit_ratio })
     }
 }
 
@@ -214,23 +218,23 @@ mod tests {
 
     #[test]
     fn with_room_promotion_takes_half_of_it_a_second_and_nothing_is_demoted() {
-        let q = tuner().tune(&hot(64 * MIB, 0, 32 * MIB)).quotas;
+        let q = tuner().tune(&hot(64 * MIB, 0, 32 * MIB)).unwrap().quotas;
         assert_eq!(q, Quotas { promote: 32 * MIB, ..Quotas::default() }, "hot once per aggregation fits");
-        assert_eq!(tuner().tune(&hot(4 << 30, 0, 32 * MIB)).quotas.promote, 200 * MIB, "at most the ceiling");
+        assert_eq!(tuner().tune(&hot(4 << 30, 0, 32 * MIB)).unwrap().quotas.promote, 200 * MIB, "at most the ceiling");
     }
 
     #[test]
     fn a_full_fast_tier_with_hot_memory_below_exchanges_colder_for_hot() {
         // No room, half the hot memory on the slow tier: exchange at (0.95-0.5)/0.95 of 200 MiB/s,
         // but no more than the hot slow-tier bytes.
-        let t = tuner().tune(&hot(0, 32 * MIB, 32 * MIB));
+        let t = tuner().tune(&hot(0, 32 * MIB, 32 * MIB)).unwrap();
         assert_eq!(t.quotas.promote, 0, "promotion waits for the room demotion frees");
         assert_eq!(t.quotas.demote, 32 * MIB);
         assert_eq!(t.hit_ratio, Some(0.5));
-        let q = tuner().tune(&hot(0, 512 * MIB, 512 * MIB)).quotas;
+        let q = tuner().tune(&hot(0, 512 * MIB, 512 * MIB)).unwrap().quotas;
         assert_eq!(q.demote, (200.0 * MIB as f64 * (0.45 / 0.95)) as u64);
         // Some room: only what promotion cannot take is exchanged.
-        let q = tuner().tune(&hot(8 * MIB, 32 * MIB, 32 * MIB)).quotas;
+        let q = tuner().tune(&hot(8 * MIB, 32 * MIB, 32 * MIB)).unwrap().quotas;
         assert_eq!((q.promote, q.demote), (4 * MIB, 28 * MIB));
     }
 
@@ -239,19 +243,19 @@ mod tests {
         // 96 MiB on the slow tier read about once per aggregation, 16 MiB of it at least
         // four times, 2 MiB at least sixteen times; 32 MiB of room.
         let slow = [GIB, 96 * MIB, 40 * MIB, 16 * MIB, 6 * MIB, 2 * MIB];
-        let t = tuner().tune(&input(32 * MIB, [GIB, 0, 0, 0, 0, 0], slow));
+        let t = tuner().tune(&input(32 * MIB, [GIB, 0, 0, 0, 0, 0], slow)).unwrap();
         assert_eq!((t.quotas.hot_min_accesses, t.quotas.cold_max_accesses), (4, 1), "40 MiB do not fit, 16 do");
         assert_eq!(t.quotas.promote, 16 * MIB);
         assert_eq!(t.hit_ratio, Some(0.0));
         // The fast tier full of pages read about once (promoted when everything looked hot):
         // they are what an exchange frees, so the rung at 2 fits (40 <= 0 + 48 - 0)...
         let fast = [GIB, 48 * MIB, 0, 0, 0, 0];
-        let t = tuner().tune(&input(0, fast, slow));
+        let t = tuner().tune(&input(0, fast, slow)).unwrap();
         assert_eq!((t.quotas.hot_min_accesses, t.quotas.cold_max_accesses), (2, 0));
         // ...and when those are lukewarm (read twice), the hot ones are 4 and up, and what
         // is read once or never makes room.
         let fast = [GIB, 48 * MIB, 48 * MIB, 0, 0, 0];
-        let t = tuner().tune(&input(0, fast, slow));
+        let t = tuner().tune(&input(0, fast, slow)).unwrap();
         assert_eq!((t.quotas.hot_min_accesses, t.quotas.cold_max_accesses), (4, 1));
         assert_eq!(t.hit_ratio, Some(0.0));
         assert_eq!((t.quotas.promote, t.quotas.demote), (0, 16 * MIB), "an exchange of the 16 hot MiB");
@@ -259,18 +263,22 @@ mod tests {
 
     #[test]
     fn when_nothing_fits_the_top_of_the_ladder_is_hot() {
-        let t = tuner().tune(&hot(0, 0, 64 * MIB));
+        let t = tuner().tune(&hot(0, 0, 64 * MIB)).unwrap();
         assert_eq!((t.quotas.hot_min_accesses, t.quotas.cold_max_accesses), (16, 7));
         assert_eq!(t.quotas.demote, 64 * MIB, "an exchange up to the ceiling's share");
     }
 
     #[test]
     fn at_the_hit_goal_or_with_nothing_hot_nothing_is_exchanged() {
-        assert_eq!(tuner().tune(&hot(0, 96 * MIB, 4 * MIB)).quotas.demote, 0, "hit 0.96 >= 0.95");
-        let idle = tuner().tune(&input(0, [GIB, 0, 0, 0, 0, 0], [GIB, 0, 0, 0, 0, 0]));
-        assert_eq!(idle.quotas, Quotas::default());
-        assert_eq!(idle.hit_ratio, None);
-        assert_eq!(tuner().tune(&hot(0, 3 * MIB, MIB)).hit_ratio, Some(0.75));
+        assert_eq!(tuner().tune(&hot(0, 96 * MIB, 4 * MIB)).unwrap().quotas.demote, 0, "hit 0.96 >= 0.95");
+        let idle = input(0, [GIB, 0, 0, 0, 0, 0], [GIB, 0, 0, 0, 0, 0]);
+        assert_eq!(tuner().tune(&idle), None, "nothing accessed: no new settings");
+        // A MiB read once per aggregation, on the slow tier of a full fast one: the rung
+        // at 2 fits, and nothing is that hot.
+        let lukewarm = input(0, [GIB, 0, 0, 0, 0, 0], [GIB, MIB, 0, 0, 0, 0]);
+        let t = tuner().tune(&lukewarm).unwrap();
+        assert_eq!((t.quotas.hot_min_accesses, t.hit_ratio), (2, None));
+        assert_eq!(tuner().tune(&hot(0, 3 * MIB, MIB)).unwrap().hit_ratio, Some(0.75));
     }
 
     #[test]

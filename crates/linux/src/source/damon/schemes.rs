@@ -269,8 +269,8 @@ impl DamosTiering {
         })
     }
 
-    /// A quota; 0 pauses the scheme (see the module documentation).
-    /// Sets a migration scheme's quota (0: paused) and the bounds on its regions' accesses.
+    /// Sets a migration scheme's quota (0 pauses it: see the module documentation) and the
+    /// bounds on its regions' accesses.
     fn write_quota(&self, index: usize, bytes_per_sec: u64, accesses: (u32, u32)) -> Result<(), DamonError> {
         let dir = self.scheme_dir(index);
         let (min_age, bytes) = if bytes_per_sec == 0 { (PAUSED_MIN_AGE, PAUSED_BYTES) } else { (0, bytes_per_sec) };
@@ -346,9 +346,10 @@ impl DamosTiering {
     fn write_scheme(&mut self, index: usize) -> Result<(), DamonError> {
         let dir = self.scheme_dir(index);
         let nr_max = u64::from(u32::MAX);
+        let start = Quotas::default();
         let (action, target_nid, nr_accesses) = match index {
-            PROMOTE => ("migrate_hot", Some(self.opts.fast_node), (1, nr_max)),
-            DEMOTE => ("migrate_cold", Some(self.opts.slow_node), (0, 0)),
+            PROMOTE => ("migrate_hot", Some(self.opts.fast_node), (u64::from(start.hot_min_accesses), nr_max)),
+            DEMOTE => ("migrate_cold", Some(self.opts.slow_node), (0, u64::from(start.cold_max_accesses))),
             _ => ("stat", None, (u64::from(self.ladder[(index - HISTOGRAM) % self.ladder.len()]), nr_max)),
         };
         let action_path = dir.join("action");
