@@ -26,7 +26,8 @@ $(PYENV)/.ready:
 	touch $@
 
 # All crates' unit, integration and doc tests; benches must still compile; cache mode
-# must reproduce libCacheSim's miss counts.
+# must reproduce libCacheSim's miss counts; every fuzz target runs a few seconds from its
+# committed corpus.
 test: deps
 	$(CARGO) test --workspace --locked
 	$(CARGO) check --workspace --benches --locked
@@ -34,6 +35,7 @@ test: deps
 	$(MAKE) libcachesim-check
 	$(MAKE) record-check
 	$(MAKE) report-check
+	$(MAKE) fuzz-smoke
 	$(MAKE) vm-test
 
 build:
@@ -62,6 +64,7 @@ $(CARGO_FUZZ):
 	$(CARGO) install --locked --root target/tools cargo-fuzz --version $(CARGO_FUZZ_VERSION)
 
 fuzz-smoke: $(CARGO_FUZZ)
+	cd fuzz && $(CARGO) fetch --locked
 	cd fuzz && PATH="$(CURDIR)/target/tools/bin:$$PATH" cargo fuzz build -s none
 	set -e; for t in $(FUZZ_TARGETS); do \
 		mkdir -p target/fuzz/$$t; \

@@ -3,6 +3,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+// Links the bounded allocator (and nothing else of the crate's library).
+use tierkit_fuzz as _;
 use tierkit_sim::model::MachineConfig;
 
 fuzz_target!(|data: &[u8]| {

@@ -7,6 +7,8 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
+// Links the bounded allocator (and nothing else of the crate's library).
+use tierkit_fuzz as _;
 use tierkit_linux::metrics::{SharedMetrics, TierkitMetrics};
 use tierkit_linux::metrics_server::{answer, MAX_HEAD_BYTES};
 

@@ -3,7 +3,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+// Links the bounded allocator (and nothing else of the crate's library).
 use tierkit_core::policies::{self, PolicySetup};
+use tierkit_fuzz as _;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(spec) = std::str::from_utf8(data) else { return };

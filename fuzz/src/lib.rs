@@ -2,13 +2,16 @@
 //! path, the checks every trace format gets, and the allocator that bounds allocations.
 //!
 //! Properties checked on every input: no panic (libFuzzer reports it as a crash); no
-//! single allocation above [`MAX_ALLOCATION`] (the allocator below aborts, which
-//! libFuzzer reports; its `-malloc_limit_mb` needs a sanitizer's allocator, and the
-//! targets run without one), and at most `-rss_limit_mb` resident; an error names the
+//! single allocation above [`MAX_ALLOCATION`] and never more than [`MAX_LIVE`] allocated
+//! at once (the allocator below aborts on the allocation that asks for it, which
+//! libFuzzer reports with that input; its `-malloc_limit_mb` needs a sanitizer's
+//! allocator, and the targets run without one; its `-rss_limit_mb` reads the process's
+//! peak, and so blames whichever input runs when it next looks); an error names the
 //! file it is about; a replay yields no more accesses than it says it has.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tierkit_sim::trace::{self, Format};
 use tierkit_sim::workload::{self, WorkloadSpec};
@@ -22,40 +25,58 @@ pub const MAX_ACCESSES: usize = 1 << 16;
 /// targets read need, far below what would take a machine down.
 pub const MAX_ALLOCATION: usize = 256 << 20;
 
-/// The system allocator, aborting on an allocation above [`MAX_ALLOCATION`].
+/// Most bytes allocated at once (libFuzzer's own tables included): half the
+/// `-rss_limit_mb` the Makefile gives.
+pub const MAX_LIVE: usize = 512 << 20;
+
+/// Bytes allocated and not yet freed.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// The system allocator, aborting on an allocation above [`MAX_ALLOCATION`] or one that
+/// takes the bytes allocated above [`MAX_LIVE`].
 struct Bounded;
 
-// SAFETY: every call is passed on to `System` unchanged once the size check passes.
+// SAFETY: every call is passed on to `System` unchanged once the size checks pass.
 unsafe impl GlobalAlloc for Bounded {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        check(layout.size());
+        check(layout.size(), 0);
         System.alloc(layout)
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        check(layout.size());
+        check(layout.size(), 0);
         System.alloc_zeroed(layout)
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
         System.dealloc(ptr, layout)
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        check(new_size);
+        check(new_size, layout.size());
         System.realloc(ptr, layout, new_size)
     }
 }
 
-fn check(size: usize) {
-    if size > MAX_ALLOCATION {
-        // No allocation here: print through a fixed buffer, then abort (libFuzzer saves
-        // the input as a crash).
-        let msg = b"tierkit-fuzz: an allocation above MAX_ALLOCATION (256 MiB)\n";
-        // SAFETY: writes a static buffer to stderr.
-        unsafe { libc_write(2, msg.as_ptr(), msg.len()) };
-        std::process::abort();
-    }
+/// Counts an allocation of `size` bytes replacing one of `old` bytes, aborting when it
+/// breaks a bound. (Counted before the system allocator answers: a failed allocation is
+/// an abort anyway.)
+fn check(size: usize, old: usize) {
+    let live = LIVE.fetch_add(size, Ordering::Relaxed) + size - old;
+    LIVE.fetch_sub(old, Ordering::Relaxed);
+    let msg: &[u8] = if size > MAX_ALLOCATION {
+        b"tierkit-fuzz: an allocation above MAX_ALLOCATION (256 MiB)\n"
+    } else if live > MAX_LIVE {
+        b"tierkit-fuzz: more than MAX_LIVE (512 MiB) allocated at once\n"
+    } else {
+        return;
+    };
+    // No allocation here: print through a fixed buffer, then abort (libFuzzer saves the
+    // input as a crash).
+    // SAFETY: writes a static buffer to stderr.
+    unsafe { libc_write(2, msg.as_ptr(), msg.len()) };
+    std::process::abort();
 }
 
 extern "C" {

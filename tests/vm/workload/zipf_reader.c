@@ -6,8 +6,8 @@
 //
 // Build: gcc -static -O2 -o zipf_reader zipf_reader.c -lm -lpthread
 // Output: "READY pid=P addr=0xSTART-0xEND pages=N hot_pages=H cluster_pages=C" once the buffer is filled and --hot-out /
-//         --cold-out are written; "READS n=N per_s=R" after the read phase; then
-//         "CHECKSUM_OK 0x..." (exit 0) or "CHECKSUM_BAD ..." (exit 1). Exit 2: bad usage or a
+//         --cold-out are written; "READS n=N per_s=R" after the read phase; with --hold,
+//         "HOLD seconds=S" when the still time begins; then "CHECKSUM_OK 0x..." (exit 0) or "CHECKSUM_BAD ..." (exit 1). Exit 2: bad usage or a
 //         failed system call. With --fork the child prints its lines prefixed "CHILD " and the
 //         parent's verdict covers both processes.
 #define _GNU_SOURCE
@@ -39,7 +39,7 @@ static const char usage[] =
     "usage: zipf_reader [--mib M] [--alpha A] [--seconds S] [--threads T] [--seed N]\n"
     "         [--hot-out PATH] [--cold-out PATH] [--hot-pages N] [--fork] [--mlock FRACTION]\n"
     "         [--munmap-churn] [--first-touch-node N|interleave] [--thp] [--cluster-pages N]\n"
-    "         [--shift-every S] [--fork-private]\n"
+    "         [--shift-every S] [--fork-private] [--hold S]\n"
     "  --seconds 0 reads until SIGINT/SIGTERM; --hot-pages defaults to 1/64 of the pages;\n"
     "  --cluster-pages N shuffles popularity in blocks of N consecutive pages (default 1: every\n"
     "  page on its own), so the hottest pages lie together in N-page clusters;\n"
@@ -48,15 +48,17 @@ static const char usage[] =
     "  of the pages, so the new hottest pages were lukewarm before (--hot-out lists the first);\n"
     "  --fork-private: the forked child rewrites its copy of the buffer at once (the same data),\n"
     "  so no page stays shared copy-on-write and both processes' pages are their own (placed by\n"
-    "  --first-touch-node as the parent's first touches were).\n";
+    "  --first-touch-node as the parent's first touches were);\n"
+    "  --hold S: after the read phase (and the child's exit) the parent touches no page for S\n"
+    "  seconds before it verifies, so that its placement stands still to be measured.\n";
 
 static struct {
   unsigned long mib, hot_pages, cluster;
-  double alpha, seconds, mlock_frac, shift_every;
+  double alpha, seconds, mlock_frac, shift_every, hold;
   int threads, fork_child, fork_private, churn, first_touch, thp;
   const char *hot_out, *cold_out;
   uint64_t seed;
-} o = {256, 0, 1, 0.99, 3.0, 0.0, 0.0, 1, 0, 0, 0, FIRST_TOUCH_NONE, 0, NULL, NULL, 1};
+} o = {256, 0, 1, 0.99, 3.0, 0.0, 0.0, 0.0, 1, 0, 0, 0, FIRST_TOUCH_NONE, 0, NULL, NULL, 1};
 
 static uint64_t *buf;          // the whole buffer
 static unsigned long npages;   // pages in buf
@@ -248,6 +250,7 @@ static void parse(int argc, char **argv) {
     else if (!strcmp(a, "--cluster-pages")) o.cluster = strtoul(v, NULL, 0);
     else if (!strcmp(a, "--mlock")) o.mlock_frac = atof(v);
     else if (!strcmp(a, "--shift-every")) o.shift_every = atof(v);
+    else if (!strcmp(a, "--hold")) o.hold = atof(v);
     else if (!strcmp(a, "--first-touch-node"))
       o.first_touch = !strcmp(v, "interleave") ? FIRST_TOUCH_INTERLEAVE : atoi(v);
     else goto bad;
@@ -257,7 +260,7 @@ static void parse(int argc, char **argv) {
     fprintf(stderr, "zipf_reader: bad argument '%s'\n%s", a, usage);
     exit(2);
   }
-  if (o.mib < 1 || o.cluster < 1 || o.threads < 1 || o.threads > 64 || o.alpha <= 0 || o.mlock_frac < 0 || o.mlock_frac > 1 || o.shift_every < 0 ||
+  if (o.mib < 1 || o.cluster < 1 || o.threads < 1 || o.threads > 64 || o.alpha <= 0 || o.mlock_frac < 0 || o.mlock_frac > 1 || o.shift_every < 0 || o.hold < 0 ||
       o.first_touch < FIRST_TOUCH_INTERLEAVE || o.first_touch > 63) {
     fprintf(stderr, "zipf_reader: value out of range\n%s", usage);
     exit(2);
@@ -348,6 +351,12 @@ int main(int argc, char **argv) {
     while (waitpid(child, &st, 0) < 0)
       if (errno != EINTR) die("waitpid");
     if (!WIFEXITED(st) || WEXITSTATUS(st)) child_failed = " child_failed=1";
+  }
+  if (o.hold > 0 && !signalled) {
+    printf("HOLD seconds=%g\n", o.hold);
+    fflush(stdout);
+    double until = now() + o.hold;
+    while (!signalled && now() < until) usleep(20000);
   }
   return verify(child_failed);
 }

@@ -65,6 +65,9 @@ impl LlcFilter {
             .and_then(|s| s.checked_mul(ways))
             .filter(|&n| n <= 1 << 32)
             .ok_or_else(|| bad("at most 2^32 lines".into()))?;
+        let need = slots as u128 * std::mem::size_of::<Way>() as u128 + u128::from(sets) * 4;
+        let input = || format!("LLC filter: llc = {} MiB ({ways} ways)", capacity >> 20);
+        crate::budget::check(need, input, "the LLC model")?;
         Ok(Self {
             ways,
             sets,

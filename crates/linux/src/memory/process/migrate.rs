@@ -7,7 +7,12 @@
 //!   `AlreadyThere` (nothing more was done for them), so a plan that repeats pages spends
 //!   neither the pacer's allowance nor the promoted-page count twice.
 //! - **Only what must move.** A unit the placement cache already puts in the destination
-//!   tier is `AlreadyThere` without a system call; the others are sent in address order.
+//!   tier is `AlreadyThere` without a system call. The others are located afresh first
+//!   (one `move_pages` query per batch): the cache is as old as the last refresh, and a
+//!   target that unmaps and maps memory again may have a new page at an address since. A
+//!   unit found in the destination tier is `AlreadyThere` (the kernel would leave it and
+//!   report its node, which must not count as a move), one no longer resident is
+//!   `NotResident`; the rest are sent in address order.
 //! - **No retry of lasting refusals.** A unit in its cool-down ([`super::cooling`]) gets
 //!   the status it failed with again, without a system call.
 //! - **Room first.** A unit that must move onto another node goes to the node of the
@@ -145,9 +150,13 @@ impl LiveProcess {
         if addrs.is_empty() {
             return;
         }
-        let mut status = vec![0i32; addrs.len()];
         let pid = self.pid as libc::pid_t;
         let started = std::time::Instant::now();
+        self.settle_located(units, to, statuses, &mut addrs, &mut nodes, &mut sent);
+        if addrs.is_empty() {
+            return;
+        }
+        let mut status = vec![0i32; addrs.len()];
         let result = sys::move_pages(pid, &addrs, Some(&nodes), &mut status, MPOL_MF_MOVE);
         let took = started.elapsed().as_nanos() as u64;
         let now = self.now();
@@ -181,6 +190,53 @@ impl LiveProcess {
             statuses[s.unit] = self.settle(&units[s.unit], *s, st, to, now, &mut call);
         }
         self.pacer.record(now, &call);
+    }
+
+    /// Locates the units about to be sent (one `move_pages` query) and settles those that
+    /// must not be: found in the destination tier (`AlreadyThere`, the cache takes the
+    /// node) or not resident (their error, as a move would have returned it). The rest
+    /// stay in `addrs`, `nodes` and `sent`. When the query itself fails, all stay: the
+    /// move call meets the same failure and says what it is.
+    fn settle_located(
+        &mut self,
+        units: &[Unit],
+        to: TierId,
+        statuses: &mut [MoveStatus],
+        addrs: &mut Vec<usize>,
+        nodes: &mut Vec<i32>,
+        sent: &mut Vec<Sent>,
+    ) {
+        let mut found = vec![0i32; addrs.len()];
+        if sys::move_pages(self.pid as libc::pid_t, addrs, None, &mut found, 0).is_err() {
+            return;
+        }
+        let now = self.now();
+        let mut call = CallRecord::default();
+        let mut keep = 0;
+        for k in 0..addrs.len() {
+            let (s, status) = (sent[k], found[k]);
+            let unit = &units[s.unit];
+            if status < 0 {
+                statuses[s.unit] = self.settle(unit, s, status, to, now, &mut call);
+                continue;
+            }
+            match self.index_of_node(status) {
+                Some(n) if self.placement.node_tier[n] == to => {
+                    if let Some(slot) = unit.slot {
+                        self.placement.set(slot, Some(n));
+                    }
+                    self.take_room(s.node, -(unit.weight() as i64));
+                    statuses[s.unit] = MoveStatus::AlreadyThere;
+                }
+                _ => {
+                    (addrs[keep], nodes[keep], sent[keep]) = (addrs[k], nodes[k], s);
+                    keep += 1;
+                }
+            }
+        }
+        addrs.truncate(keep);
+        nodes.truncate(keep);
+        sent.truncate(keep);
     }
 
     /// A whole `move_pages` call failed with `errno`: every sent unit gets the same
@@ -402,6 +458,33 @@ mod tests {
         let now = live.now();
         assert_eq!((live.cooling.errno(p, now), live.cooling.errno(q, now)), (None, Some(libc::EACCES)));
         assert_eq!(live.cooling.errno(q, now + COOL_DOWN), None, "until its cool-down ends");
+    }
+
+    /// Pages the view does not know (mapped after it was built, as a target that unmaps
+    /// and maps memory again has them) are located before they are sent: one found in
+    /// the destination tier is not moved, counted or given room, and one not resident
+    /// is not sent.
+    #[test]
+    fn pages_located_in_the_destination_or_not_resident_are_not_sent() {
+        let mut live = own();
+        let fresh = Pages::new(3); // mapped after the process view was built
+        let (here, absent) = (fresh.page(0), fresh.page(2));
+        fresh.touch();
+        // SAFETY: the third page of the mapping, dropped again; the others stay resident.
+        assert_eq!(
+            unsafe {
+                libc::madvise(fresh.addr.add(2 * PAGE_SIZE as usize).cast(), PAGE_SIZE as usize, libc::MADV_DONTNEED)
+            },
+            0
+        );
+        let node = live.node_ids[0];
+        let (calls, room) = (live.pacer.counts().calls, headroom(&live, node));
+        let mut out = Vec::new();
+        live.migrate(&[here, absent], TierId(0), &mut out);
+        assert_eq!(out, [MoveStatus::AlreadyThere, MoveStatus::NotResident]);
+        assert_eq!(live.pacer.counts().calls, calls, "no move_pages call to move them");
+        assert_eq!(headroom(&live, node), room, "no room kept for them");
+        assert_eq!(live.pacer.counts().pages_moved, 0);
     }
 
     #[test]
