@@ -21,6 +21,7 @@ use tierkit_sim::workload::WorkloadSpec;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::args::parse_ratio;
 use crate::machine_args::{MachineArgs, SizeArgs};
@@ -73,16 +74,32 @@ pub struct AdviseArgs {
     pub record: RecordArgs,
 }
 
+/// How long the recorded program has to end after SIGTERM (and again after SIGKILL)
+/// before a deployment.
+const END_GRACE: Duration = Duration::from_secs(10);
+
 /// Records the program as `tierkit record` would, with everything it and the recorder
 /// print sent to standard error (standard output is the answer's); returns the trace's
-/// path. A program that fails gets no advice.
-fn record_first(r: &RecordArgs) -> Result<String> {
-    let code = {
+/// path. A program that fails gets no advice. When the recording stopped before the
+/// program (`--duration`) and a deployment follows, the recorded run is ended first: the
+/// deployed run of the same command would share the machine with it.
+fn record_first(r: &RecordArgs, deploy: bool) -> Result<String> {
+    let recording = {
         let _answer_only = StdoutToStderr::new()?;
         record_cmd::record(r)?
     };
+    if let Some(mut program) = recording.running.filter(|_| deploy) {
+        eprintln!(
+            "ending the recorded run (pid {}) before the deployed one: SIGTERM, then SIGKILL after {} s",
+            program.pid(),
+            END_GRACE.as_secs()
+        );
+        if program.end(END_GRACE).is_none() {
+            bail!("the recorded run (pid {}) did not end: not deploying beside it", program.pid());
+        }
+    }
     let out = r.output().display().to_string();
-    if let Some(c) = code.filter(|&c| c != 0) {
+    if let Some(c) = recording.code.filter(|&c| c != 0) {
         bail!("the program exited with status {c}: no advice from a run that failed (what was recorded is in {out})");
     }
     eprintln!("recorded {out}: `tierkit advise --trace {out}` advises again without recording");
@@ -138,7 +155,7 @@ pub fn run(a: AdviseArgs) -> Result<()> {
     };
     let trace = match &a.trace {
         Some(path) => path.clone(),
-        None if a.record.given() => record_first(&a.record)?,
+        None if a.record.given() => record_first(&a.record, a.deploy)?,
         None => bail!(
             "nothing to advise on: give --trace FILE, or the command to record after `--` \
              (e.g. tierkit advise -- ./my-program)"

@@ -35,6 +35,7 @@ use clap::{Args, ValueEnum};
 
 use crate::args::parse_size;
 use crate::live_cmd::{parse_seconds, state_dir};
+use tierkit_linux::target::Target;
 
 /// DAMON's aggregation interval by default: the kernel's 100 ms.
 const DEFAULT_AGGREGATION_MS: u64 = 100;
@@ -126,7 +127,7 @@ impl RecordArgs {
 
 /// Runs `tierkit record`; exits with the command's exit status when that is not 0.
 pub fn run(a: RecordArgs) -> Result<()> {
-    match record(&a)? {
+    match record(&a)?.code {
         Some(0) => println!("command exited with status 0"),
         Some(c) => {
             println!("command exited with status {c}");
@@ -137,9 +138,18 @@ pub fn run(a: RecordArgs) -> Result<()> {
     Ok(())
 }
 
-/// Records as `a` says and prints what was recorded; returns the command's exit status
-/// (`None` when no command ran, as with `--from`).
-pub fn record(a: &RecordArgs) -> Result<Option<i32>> {
+/// What a recording leaves behind.
+pub struct Recording {
+    /// The command's exit status: `None` when no command ran (`--from`) or the
+    /// recording stopped first.
+    pub code: Option<i32>,
+    /// The command, when it runs on after the recording stopped (`--via damon`
+    /// `--duration`); dropped, it runs on unwatched.
+    pub running: Option<Target>,
+}
+
+/// Records as `a` says and prints what was recorded.
+pub fn record(a: &RecordArgs) -> Result<Recording> {
     if a.via != Via::Valgrind {
         for (given, flag) in [
             (a.lackey, "--lackey"),
@@ -186,10 +196,10 @@ pub fn record(a: &RecordArgs) -> Result<Option<i32>> {
             };
             let recorded = damon::record(&a.cmd, &args, &a.output)?;
             print!("{}", recorded.text(&a.output, &args));
-            recorded.exit_code()
+            return Ok(Recording { code: recorded.exit_code(), running: recorded.running });
         }
     };
-    Ok(code)
+    Ok(Recording { code, running: None })
 }
 
 /// `--via valgrind`: with tierkit's tool, lackey, or from a lackey log.

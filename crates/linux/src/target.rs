@@ -197,6 +197,27 @@ impl Target {
         }
         self.exit_status()
     }
+
+    /// Ends a target tierkit started: SIGTERM, up to `grace` for it to exit, then
+    /// SIGKILL and up to `grace` again. Returns how it ended (`None` if it still ran).
+    /// An attached process is never signalled: `None` while it runs.
+    pub fn end(&mut self, grace: Duration) -> Option<TargetExit> {
+        if !self.is_child() {
+            return self.exit_status();
+        }
+        for signal in [libc::SIGTERM, libc::SIGKILL] {
+            if !self.is_alive() {
+                break;
+            }
+            // SAFETY: the pid is this value's child, not reaped yet (is_alive reaps it
+            // only here), so it names no other process.
+            unsafe { libc::kill(self.pid as libc::pid_t, signal) };
+            if let Some(exit) = self.wait_timeout(grace) {
+                return Some(exit);
+            }
+        }
+        self.exit_status()
+    }
 }
 
 /// `kill(pid, 0)`: true when a process with that pid exists (EPERM means it exists but
@@ -246,5 +267,27 @@ mod tests {
         assert_eq!(parse_stat("77 (x) S 1 2 3"), None);
         let own = std::fs::read_to_string("/proc/thread-self/stat").unwrap();
         assert_eq!(parse_stat(&own).map(|(state, _)| state), Some('R'), "{own}");
+    }
+
+    #[test]
+    fn ending_a_started_target_terms_it_and_kills_one_that_ignores_it() {
+        let sh = |script: &str| Target::spawn(&["sh".into(), "-c".into(), script.into()]).unwrap();
+        let mut polite = sh("exec sleep 60");
+        assert_eq!(
+            polite.end(Duration::from_secs(20)),
+            Some(TargetExit::Signal { signal: libc::SIGTERM, core_dumped: false })
+        );
+        let mut deaf = sh("trap '' TERM; exec sleep 60");
+        // Signalled before the shell has set its trap, it would die of SIGTERM.
+        let comm = format!("/proc/{}/comm", deaf.pid());
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while std::fs::read_to_string(&comm).unwrap().trim() != "sleep" && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(
+            deaf.end(Duration::from_millis(300)),
+            Some(TargetExit::Signal { signal: libc::SIGKILL, core_dumped: false })
+        );
+        assert!(!deaf.is_alive());
     }
 }

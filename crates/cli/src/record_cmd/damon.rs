@@ -48,6 +48,8 @@ pub struct Recorded {
     pub accesses: u64,
     /// Distinct pages written.
     pub pages: u64,
+    /// The program, when it runs on after the recording stopped (`--duration`, a signal).
+    pub running: Option<Target>,
 }
 
 impl Recorded {
@@ -124,6 +126,7 @@ pub fn record(cmd: &[String], a: &DamonArgs, out: &Path) -> Result<Recorded> {
         regions: outcome.regions,
         accesses,
         pages: header.pages,
+        running: target.is_alive().then_some(target),
     })
 }
 
