@@ -1,0 +1,92 @@
+#!/bin/sh
+# `tierkit advise --deploy`: the simulator's prediction checked live. The Zipf reader (128 MiB,
+# first touch on node 1, 64-page hot clusters) is recorded through DAMON for REC seconds, without
+# address-space randomization (as --deploy runs it, so that the trace's pages are the deployed run's
+# addresses; advise ends that run at REC s, before it deploys); advise predicts tierkit at 1:3 (node
+# 0 is cut to SHARE MiB above its watermarks: a quarter of the buffer) and deploys it on the same
+# program (--deploy-source damon, no CPU budget) for RUN seconds; then the program runs alone
+# (`none`). Asserts:
+#   advise-deploy       advise recommends a policy and deploys it; both runs' checksums are intact; the
+#                       three runs map the buffer at the same address
+#   advise-vs-none      the deployed policy keeps at least 10 points more of the trace's hot set (its
+#                       most accessed quarter of pages) on node 0 than `none` does, each queried in
+#                       the hold at the end of its run
+# The hot set's weighted fast-tier residency, predicted and measured (the deploy line), is printed
+# as a VMBENCH line, not asserted: the live run starts from first touch and fills node 0 at DAMON's
+# pace in the emulated guest, while the simulator's replay settles at once (docs/BENCHMARKS.md,
+# "advise --deploy"). The hot set's node-0 share every 10 s of the deployment is printed too.
+# vmtest-timeout: 600
+. /vmtest/guest/lib.sh
+MIB=128 SHARE=32 REC=30 RUN=60 HOLD=8
+ZIPF="zipf_reader --mib $MIB --first-touch-node 1 --cluster-pages 64"
+
+trap 'echo 0 > $HP' EXIT
+echo 0 > $HP
+echo "  node0: $(node0_share $SHARE)"
+
+# running PID: whether PID runs (a zombie, exited but not yet waited for, does not).
+running() { [ -r /proc/$1/stat ] && ! grep -q '^[0-9]* ([^)]*) Z' /proc/$1/stat; }
+# until_line FILE REGEX SECONDS [N]: as wait_line for the Nth matching line (default 1), but gives
+# up as soon as advise has exited.
+until_line() {
+    i=0
+    while [ $i -lt $(($3 * 10)) ]; do
+        l=$(grep -E "$2" "$1" 2>/dev/null | sed -n "${4:-1}p")
+        [ -n "$l" ] && { echo "$l"; return 0; }
+        running $apid || return 1
+        sleep 0.1; i=$((i + 1))
+    done
+    return 1
+}
+tierkit advise --via damon --duration $REC -o /tmp/ad.tktrace --policies tierkit --ratios 1:3 --deploy \
+    --deploy-source damon --deploy-cpu-budget 0 -- $ZIPF --seconds $RUN --hold $HOLD > /tmp/ad.out 2> /tmp/ad.err &
+apid=$!
+# The trace's hot set (its most accessed quarter, as the prediction's), once recorded. The program's
+# own lines go to advise's stderr (its stdout is the answer's), the deployed run's READY second.
+rready=$(until_line /tmp/ad.err '^READY' 120)
+until_line /tmp/ad.err '^recorded /tmp/ad.tktrace' $((REC * 4 + 120)) > /dev/null
+tierkit trace info --json --top 65536 /tmp/ad.tktrace > /tmp/ad-info.json 2> /tmp/ad-info.err
+pages=$(sed -n 's/^  "pages": \([0-9]*\),$/\1/p' /tmp/ad-info.json)
+k=$((${pages:-0} / 4))
+grep -o '"address": "0x[0-9a-f]*"' /tmp/ad-info.json | cut -d'"' -f4 | head -n $k > /tmp/ad-hot.txt
+echo "  trace: $pages pages, hot set (a quarter) $(wc -l < /tmp/ad-hot.txt) pages"
+ready=$(until_line /tmp/ad.err '^READY' 600 2)
+wpid=$(kv pid "$ready")
+series="" t=0
+while [ -n "$wpid" ] && running "$wpid"; do
+    if grep -q '^HOLD ' /tmp/ad.err; then
+        deployed=$(share 0 "$(placement "$wpid" /tmp/ad-hot.txt)")
+        break
+    fi
+    sleep 1; t=$((t + 1))
+    [ $((t % 10)) = 0 ] && series="$series ${t}:$(share 0 "$(placement "$wpid" /tmp/ad-hot.txt)")"
+done
+wait $apid; arc=$?
+sed 's/^/  advise: /' /tmp/ad.out | sed -n '/deployed:/,$p'
+grep -E '^(READY|ending|CHECKSUM|HOLD|recorded|tierkit: ended)' /tmp/ad.err | sed 's/^/  advise stderr: /'
+echo "  hot set on node 0 during the deployment (about every 10 s; poll:%):$series"
+deploy=$(grep '^deploy: ' /tmp/ad.out)
+
+linux64 -R $ZIPF --seconds 20 --hold $HOLD > /tmp/ad-none.out 2>&1 &
+npid=$!
+nready=$(wait_line /tmp/ad-none.out '^READY' 120)
+wait_line /tmp/ad-none.out '^HOLD ' 300 > /dev/null
+none=$(share 0 "$(placement "$(kv pid "$nready")" /tmp/ad-hot.txt)")
+wait $npid
+
+why=""
+[ "$arc" = 0 ] || why="$why advise-exit-$arc"
+[ -n "$deploy" ] || why="$why no-deploy-line"
+[ "$(grep -c '^CHECKSUM_OK ' /tmp/ad.err)" = 2 ] || why="$why no-CHECKSUM_OK"
+for r in "$rready" "$nready"; do
+    [ "$(kv addr "$ready")" = "$(kv addr "$r")" ] || why="$why addresses-differ($(kv addr "$ready")/$(kv addr "$r"))"
+done
+if [ -z "$why" ]; then pass advise-deploy "$(kv policy "$deploy") at $(kv ratio "$deploy")"; else fail advise-deploy "$why"; fi
+
+detail="hot set's pages on node 0: deployed ${deployed:-none}% none ${none:-none}%; weighted: predicted $(kv predicted_hot_fast "$deploy") measured $(kv measured_hot_fast "$deploy")"
+if [ -n "$deployed" ] && [ -n "$none" ] && [ "$deployed" -ge $((none + 10)) ]; then
+    pass advise-vs-none "$detail"
+else
+    fail advise-vs-none "$detail"
+fi
+bench advise-deploy $(echo "$deploy" | sed 's/^deploy: //') none_hot_pages_fast_pct=${none:-} deployed_hot_pages_fast_pct=${deployed:-}
