@@ -7,7 +7,8 @@
 // Build: gcc -static -O2 -o zipf_reader zipf_reader.c -lm -lpthread
 // Output: "READY pid=P addr=0xSTART-0xEND pages=N hot_pages=H cluster_pages=C" once the buffer is filled and --hot-out /
 //         --cold-out are written; "READS n=N per_s=R" after the read phase; with --hold,
-//         "HOLD seconds=S" when the still time begins; then "CHECKSUM_OK 0x..." (exit 0) or "CHECKSUM_BAD ..." (exit 1). Exit 2: bad usage or a
+//         "HOLD seconds=S" when the still time begins and "HELD" when it ends; then
+//         "CHECKSUM_OK 0x..." (exit 0) or "CHECKSUM_BAD ..." (exit 1). Exit 2: bad usage or a
 //         failed system call. With --fork the child prints its lines prefixed "CHILD " and the
 //         parent's verdict covers both processes.
 #define _GNU_SOURCE
@@ -357,6 +358,8 @@ int main(int argc, char **argv) {
     fflush(stdout);
     double until = now() + o.hold;
     while (!signalled && now() < until) usleep(20000);
+    printf("HELD\n");
+    fflush(stdout);
   }
   return verify(child_failed);
 }
