@@ -126,6 +126,8 @@ pub struct Summary {
     /// The daemon loop's CPU time by phase ([`crate::run::phases`]); empty when no
     /// loop ran.
     pub cpu_split: Vec<(&'static str, Duration)>,
+    /// Rebuilds of the process view (maps, pagemap and a location query of every page).
+    pub view_rebuilds: u64,
     /// tierkit's resident set size at the end, bytes.
     pub rss_bytes: u64,
     /// Every knob tierkit changed and whether it was put back; empty when none.
@@ -382,6 +384,7 @@ mod tests {
             cpu: Duration::from_millis(1500),
             kdamond_cpu: None,
             cpu_split: vec![("source", Duration::from_millis(900)), ("policy", Duration::from_millis(250))],
+            view_rebuilds: 0,
             rss_bytes: 12 << 20,
             knobs: vec![
                 KnobRestore { knob: "kernel.numa_balancing".into(), value: "0".into(), error: None },

@@ -55,10 +55,18 @@ pub struct PhaseMeter {
 impl PhaseMeter {
     /// Runs `f`, charging the thread CPU time it takes to `phase`.
     pub fn measure<T>(&mut self, phase: Phase, f: impl FnOnce() -> T) -> T {
+        self.measure_cost(phase, f).0
+    }
+
+    /// Runs `f`, charging the thread CPU time it takes to `phase`, and returns that time
+    /// with its result (a cost in CPU time does not grow while the thread waits for a
+    /// core, as a wall-clock one does on a busy machine).
+    pub fn measure_cost<T>(&mut self, phase: Phase, f: impl FnOnce() -> T) -> (T, Duration) {
         let began = thread_cpu_ns();
         let out = f();
-        self.charge(phase, thread_cpu_ns().saturating_sub(began));
-        out
+        let spent = thread_cpu_ns().saturating_sub(began);
+        self.charge(phase, spent);
+        (out, Duration::from_nanos(spent))
     }
 
     /// Charges `ns` of CPU time to `phase`.

@@ -138,6 +138,9 @@ impl Report {
         for (name, spent) in &s.cpu_split {
             line.push_str(&format!(" cpu_ms_{name}={}", spent.as_millis()));
         }
+        if s.view_rebuilds > 0 {
+            line.push_str(&format!(" view_rebuilds={}", s.view_rebuilds));
+        }
         if self.changed_knobs {
             let failed: Vec<String> = s
                 .knobs
@@ -188,6 +191,7 @@ mod tests {
             cpu: Duration::from_millis(20),
             kdamond_cpu: None,
             cpu_split: Vec::new(),
+            view_rebuilds: 0,
             rss_bytes: 1 << 20,
             knobs,
             ending: ending_of(&ended, 42),

@@ -27,7 +27,8 @@ use tierkit_core::Round;
 
 /// Shortest time between two rebuilds of the process view.
 const REFRESH_MIN: Duration = Duration::from_secs(1);
-/// A rebuild may take at most 1/50 of the time between rebuilds (2% of a core).
+/// A rebuild may take at most 1/50 of the time between rebuilds (2% of a core), counted
+/// in the daemon thread's CPU time.
 const REFRESH_COST_SHARE: u32 = 50;
 /// Consecutive failed rebuilds that end the run.
 const REFRESH_FAILURES: u32 = 3;
@@ -108,6 +109,8 @@ pub(super) struct Session<'a> {
     next_refresh: Instant,
     next_free: Instant,
     refresh_failures: u32,
+    /// Rebuilds of the process view that succeeded.
+    view_rebuilds: u64,
     next_status: Option<Instant>,
     mark: Mark,
     cpu: CpuMeter,
@@ -183,6 +186,7 @@ impl<'a> Session<'a> {
             next_refresh: now + REFRESH_MIN,
             next_free: now + FREE_EVERY,
             refresh_failures: 0,
+            view_rebuilds: 0,
             next_status: cfg.status_every.filter(|d| !d.is_zero()).map(|d| now + d),
             mark: Mark { at: now, samples: 0, lost: 0, promoted: 0, demoted: 0 },
             cpu: CpuMeter::new(own_cpu_since(started_cpu)),
@@ -466,11 +470,11 @@ impl<'a> Session<'a> {
 
     /// Rebuilds the process view; `Err` ends the run (the message says why).
     fn refresh(&mut self, signals: &Signals, log: &mut dyn Write) -> Result<(), String> {
-        let began = Instant::now();
         let process = &mut self.process;
-        match self.phases.measure(Phase::View, || process.refresh()) {
+        let (rebuilt, cost) = self.phases.measure_cost(Phase::View, || process.refresh());
+        match rebuilt {
             Ok(_) => {
-                let cost = began.elapsed();
+                self.view_rebuilds += 1;
                 self.refresh_failures = 0;
                 // Under the CPU budget a stretched run rebuilds the view less often as well.
                 self.next_refresh = Instant::now() + REFRESH_MIN.max(cost * REFRESH_COST_SHARE) * self.stretch();
@@ -657,6 +661,7 @@ impl<'a> Session<'a> {
             cpu,
             kdamond_cpu,
             cpu_split: self.phases.split(),
+            view_rebuilds: self.view_rebuilds,
             rss_bytes: usage.rss_bytes,
             knobs,
             ending: ending_of(&ended, pid),
@@ -701,6 +706,7 @@ pub(super) fn empty_report(
         cpu: own_cpu_since(started_cpu),
         kdamond_cpu: None,
         cpu_split: Vec::new(),
+        view_rebuilds: 0,
         rss_bytes: usage.rss_bytes,
         knobs: Vec::new(),
         ending: ending_of(&ended, pid),
