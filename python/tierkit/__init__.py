@@ -347,6 +347,7 @@ def advise(
     machine_file: str | os.PathLike[str] | None = None,
     overrides: Mapping[str, object] | None = None,
     corpus: str | os.PathLike[str] | None = None,
+    span: float | None = None,
 ) -> Advice:
     """For the program whose trace is ``trace``: the smallest DRAM share within ``target``
     slowdown of all-DRAM (a fraction: 0.05 is 5%) under the best policy, and the best
@@ -355,9 +356,13 @@ def advise(
     ``"hemem:hot_reads=8"``) at fast:slow ``ratios`` (default 1:32, 1:16, 1:8, 1:4, 1:2),
     with ``all-local`` and ``none``. With ``corpus`` (a directory of recorded programs,
     ``NAME.tktrace`` and ``standins.toml``, as the source tree's ``corpus/``) the answer
-    places the trace among them, as ``tierkit advise --corpus``. The other arguments are
-    as for :func:`simulate`.
+    places the trace among them, as ``tierkit advise --corpus``. With ``span`` (seconds of
+    the program's time the recording covered), a trace without a clock of its own (DAMON,
+    perf) is replayed over that time, as ``tierkit advise --span``; it excludes ``scale``.
+    The other arguments are as for :func:`simulate`.
     """
+    if span is not None and scale is not None:
+        raise BadOptionError("span and scale are two time bases: give one")
     if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < target < 1:
         raise BadOptionError(f"target {target!r}: a slowdown as a fraction above 0 and below 1, such as 0.05")
     size, run = _run_options(
@@ -366,7 +371,7 @@ def advise(
     path = os.fspath(trace)
     names = [policies] if isinstance(policies, str) else list(policies or [])
     where = None if corpus is None else os.fspath(corpus)
-    out = _tierkit.advise(path, float(target) * 100.0, names, _ratios(ratios), size, run, jobs, where)
+    out = _tierkit.advise(path, float(target) * 100.0, names, _ratios(ratios), size, run, jobs, where, span)
     answer = json.loads(out["advice"])
     return Advice(
         trace=path,

@@ -93,10 +93,12 @@ def advise(
     machine: _MachineOptions,
     jobs: int | None = None,
     corpus: str | None = None,
+    span_s: float | None = None,
 ) -> dict[str, Any]:
     """``tierkit advise --trace``: ``{"advice": the answer as JSON text, "runs": one summary
     dict per run}``; empty ``policies`` and ``ratios`` take the command's defaults; with
-    ``corpus`` the answer places the trace among that directory's recorded programs."""
+    ``corpus`` the answer places the trace among that directory's recorded programs; with
+    ``span_s`` a trace without a clock is replayed over that many seconds."""
 
 def heatmap(workload: str, size: _SizeOptions, seed: int, page_bins: int, time_bins: int) -> list[list[int]]:
     """Accesses of the workload's stream per (time bin, page bin)."""

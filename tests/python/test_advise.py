@@ -77,3 +77,24 @@ def test_a_missing_trace_is_named(tmp_path: Path):
     missing = str(tmp_path / "none.tkt")
     with pytest.raises(tierkit.TierkitError, match="none.tkt"):
         tierkit.advise(missing, policies="lru", ratios="1:16")
+
+
+def test_a_span_fits_a_trace_without_a_clock_as_the_cli_does(cli, trace):
+    a = tierkit.advise(trace, target=0.30, policies="tierkit", ratios="1:8", span=12.5)
+    done = cli("advise", "--trace", trace, "--policies", "tierkit", "--ratios", "1:8", "--target", "30%", "--span", "12.5", "--json")
+    assert done.returncode == 0, done.stderr
+    want = json.loads(done.stdout)
+    assert a.time_base == want["time_base"] and "spans the program's 12.5 s" in a.time_base
+    assert a.run_seconds == pytest.approx(12.5, rel=0.01)
+    assert a.sizes.to_dict("records") == want["sizes"]
+
+
+@pytest.mark.parametrize("span", [0, -1.0])
+def test_bad_spans_are_refused(trace, span):
+    with pytest.raises(tierkit.BadOptionError, match="span"):
+        tierkit.advise(trace, policies="lru", ratios="1:16", span=span)
+
+
+def test_a_span_and_a_scale_are_refused_together(trace):
+    with pytest.raises(tierkit.BadOptionError, match="span and scale"):
+        tierkit.advise(trace, policies="lru", ratios="1:16", span=10.0, scale=100)

@@ -17,6 +17,7 @@ use tierkit_linux::run::SourceChoice;
 use tierkit_sim::advise::{advise, check_target, subjects, Advice, RATIOS};
 use tierkit_sim::compare::{compare, Grid};
 use tierkit_sim::corpus_class::{self, Class};
+use tierkit_sim::span_fit;
 use tierkit_sim::workload::WorkloadSpec;
 
 use std::io::Write;
@@ -35,6 +36,12 @@ pub struct AdviseArgs {
     /// records it (its flags, such as --via, -o and --duration, apply).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["cmd", "from"])]
     pub trace: Option<String>,
+    /// For a trace without a clock of its own (DAMON, perf): the program's time it covers,
+    /// in seconds. The misses a record stands for are then chosen so that the all-DRAM
+    /// run spans this time, and the policies act on the program's time scale [default:
+    /// the recording's duration, when advise records the program].
+    #[arg(long, value_name = "SECONDS", value_parser = crate::live_cmd::parse_seconds, conflicts_with = "scale")]
+    pub span: Option<Duration>,
     /// The largest slowdown against all-DRAM to accept, in percent (e.g. 5 or 5%).
     #[arg(long, default_value = "5%", value_parser = parse_percent)]
     pub target: f64,
@@ -83,7 +90,7 @@ const END_GRACE: Duration = Duration::from_secs(10);
 /// path. A program that fails gets no advice. When the recording stopped before the
 /// program (`--duration`) and a deployment follows, the recorded run is ended first: the
 /// deployed run of the same command would share the machine with it.
-fn record_first(r: &RecordArgs, deploy: bool) -> Result<String> {
+fn record_first(r: &RecordArgs, deploy: bool) -> Result<(String, Option<Duration>)> {
     let recording = {
         let _answer_only = StdoutToStderr::new()?;
         record_cmd::record(r)?
@@ -102,8 +109,9 @@ fn record_first(r: &RecordArgs, deploy: bool) -> Result<String> {
     if let Some(c) = recording.code.filter(|&c| c != 0) {
         bail!("the program exited with status {c}: no advice from a run that failed (what was recorded is in {out})");
     }
-    eprintln!("recorded {out}: `tierkit advise --trace {out}` advises again without recording");
-    Ok(out)
+    let span = recording.span.map_or(String::new(), |d| format!(" --span {:.1}", d.as_secs_f64()));
+    eprintln!("recorded {out}: `tierkit advise --trace {out}{span}` advises again without recording");
+    Ok((out, recording.span))
 }
 
 /// While alive, descriptor 1 is the process's standard error, so that a recorded
@@ -153,8 +161,8 @@ pub fn run(a: AdviseArgs) -> Result<()> {
     } else {
         None
     };
-    let trace = match &a.trace {
-        Some(path) => path.clone(),
+    let (trace, recorded_span) = match &a.trace {
+        Some(path) => (path.clone(), None),
         None if a.record.given() => record_first(&a.record, a.deploy)?,
         None => bail!(
             "nothing to advise on: give --trace FILE, or the command to record after `--` \
@@ -168,9 +176,23 @@ pub fn run(a: AdviseArgs) -> Result<()> {
         bail!("--ratios: every ratio needs a fast and a slow part, e.g. 1:8");
     }
     // A plain cache or M5's access-count ratio is no part of the answer.
-    let grid =
-        Grid { cache_mode: false, measure_acr: false, ..a.machine.grid(vec![workload.clone()], ratios, policies)? };
+    // A deployment compares where the runs leave the hot set with the live placement.
+    let mut grid = Grid {
+        cache_mode: false,
+        measure_acr: false,
+        measure_hot: a.deploy,
+        ..a.machine.grid(vec![workload.clone()], ratios, policies)?
+    };
     let jobs = crate::machine_args::jobs(a.jobs);
+    let span = a.span.or(recorded_span.filter(|_| a.machine.scale.is_none()));
+    let fitted = match span {
+        Some(span) if span_fit::fit_scale(&mut grid, &trace, span)? => Some(span),
+        Some(_) => {
+            eprintln!("the trace has its own clock: it is replayed on it, and --span is not used");
+            None
+        }
+        None => None,
+    };
     let bar = crate::compare_cmd::progress_bar();
     let rows = compare(&grid, jobs, &|done, total, label| {
         bar.set_length(total as u64);
@@ -183,7 +205,10 @@ pub fn run(a: AdviseArgs) -> Result<()> {
         Some(dir) => Some(class_of(&workload, &dir, jobs)?),
         None => None,
     };
-    let advice = advise(&trace, a.target, rows, class)?;
+    let mut advice = advise(&trace, a.target, rows, class)?;
+    if let Some(span) = fitted {
+        advice.time_base += &span_fit::note(grid.scale, span);
+    }
     let Some(topology) = topology else {
         if a.json {
             println!("{}", serde_json::to_string_pretty(&advice)?);

@@ -86,6 +86,7 @@ pub fn run_bench(a: BenchArgs) -> Result<()> {
             prefault: !a.machine.no_prefault,
             cache_mode: a.machine.cache_mode,
             measure_acr: a.machine.access_count_ratio,
+            measure_hot: false,
         };
         let t = Instant::now();
         let r = run(&run_spec, Subject::Named(name.clone()), &mut |_| {})?;

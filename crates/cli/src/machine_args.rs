@@ -75,6 +75,7 @@ impl MachineArgs {
             prefault: !self.no_prefault,
             cache_mode: self.cache_mode,
             measure_acr: self.access_count_ratio,
+            measure_hot: false,
         })
     }
 }

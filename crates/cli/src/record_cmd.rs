@@ -28,7 +28,7 @@ mod tool;
 mod valgrind;
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
@@ -146,6 +146,10 @@ pub struct Recording {
     /// The command, when it runs on after the recording stopped (`--via damon`
     /// `--duration`); dropped, it runs on unwatched.
     pub running: Option<Target>,
+    /// The program's wall time the trace covers, when the recorder let it run at full
+    /// speed (`--via damon`, `--via perf`); `None` under Valgrind, whose traces carry
+    /// the program's own clock.
+    pub span: Option<Duration>,
 }
 
 /// Records as `a` says and prints what was recorded.
@@ -181,7 +185,11 @@ pub fn record(a: &RecordArgs) -> Result<Recording> {
                 bail!("--from filters a lackey log: it goes with --via valgrind");
             }
             need_cmd(&a.cmd)?;
-            Some(perf::record(&a.cmd, &a.output)?)
+            let began = Instant::now();
+            let code = perf::record(&a.cmd, &a.output)?;
+            let span = began.elapsed();
+            print_span(&a.output, span);
+            return Ok(Recording { code: Some(code), running: None, span: Some(span) });
         }
         Via::Damon => {
             if a.from.is_some() {
@@ -194,12 +202,26 @@ pub fn record(a: &RecordArgs) -> Result<Recording> {
                 duration: a.duration,
                 state_dir: state_dir(a.state_dir.clone()),
             };
+            let began = Instant::now();
             let recorded = damon::record(&a.cmd, &args, &a.output)?;
+            let span = began.elapsed();
             print!("{}", recorded.text(&a.output, &args));
-            return Ok(Recording { code: recorded.exit_code(), running: recorded.running });
+            print_span(&a.output, span);
+            return Ok(Recording { code: recorded.exit_code(), running: recorded.running, span: Some(span) });
         }
     };
-    Ok(Recording { code, running: None })
+    Ok(Recording { code, running: None, span: None })
+}
+
+/// The program time a recording without a clock covered, and how to replay it over that.
+fn print_span(out: &std::path::Path, span: Duration) {
+    println!(
+        "covered {:.1} s of the program (the trace has no clock: `tierkit advise --trace {} --span {:.1}` replays it \
+         over that time)",
+        span.as_secs_f64(),
+        out.display(),
+        span.as_secs_f64()
+    );
 }
 
 /// `--via valgrind`: with tierkit's tool, lackey, or from a lackey log.

@@ -255,3 +255,26 @@ fn a_command_is_recorded_first_and_its_output_kept_out_of_the_answer() {
     assert!(err.contains("the program exited with status 3: no advice"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_trace_without_a_clock_is_fitted_to_the_program_time_given() {
+    let dir = std::env::temp_dir().join(format!("tierkit-advise-span-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let t = trace(&dir);
+    let c = small_corpus(&dir);
+    let base = ["advise", "--trace", &t, "--corpus", &c, "--policies", "tierkit", "--ratios", "1:8", "--json"];
+    let plain = advise(&base);
+    let plain_s = plain["run_seconds"].as_f64().unwrap();
+    for span in [plain_s * 20.0, plain_s / 4.0] {
+        let given = format!("{span}");
+        let fitted = advise(&[&base[..], &["--span", &given]].concat());
+        let s = fitted["run_seconds"].as_f64().unwrap();
+        // The scale is whole misses a record: within a part in a thousand of the span.
+        assert!((s / span - 1.0).abs() < 0.01, "the runs span {s} s, asked for {span} s: {fitted}");
+        let base = fitted["time_base"].as_str().unwrap();
+        assert!(base.contains(&format!("spans the program's {span:.1} s")), "{base}");
+    }
+    let (code, _, err) = tierkit(&[&base[..], &["--span", "30", "--scale", "10"]].concat());
+    assert_eq!(code, Some(2), "--span and --scale are two time bases: {err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -59,6 +59,7 @@ pub(crate) fn grid(machine: &MachineOptions, workloads: Vec<tierkit_sim::workloa
         prefault: machine.prefault,
         cache_mode: machine.cache_mode,
         measure_acr: machine.access_count_ratio,
+        measure_hot: false,
     })
 }
 
@@ -91,6 +92,7 @@ fn run_custom(
         prefault: grid.prefault,
         cache_mode: grid.cache_mode,
         measure_acr: grid.measure_acr,
+        measure_hot: grid.measure_hot,
     };
     let result = interruptible(py, |stop| run_until(&spec, Subject::Policy(Box::new(policy)), &mut |_| {}, stop))?;
     if let Some(e) = errors.lock().ok().and_then(|mut e| e.take()) {

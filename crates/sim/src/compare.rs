@@ -41,12 +41,14 @@ pub struct Grid {
     pub cache_mode: bool,
     /// Report M5's access-count ratio (see [`RunSpec::measure_acr`]).
     pub measure_acr: bool,
+    /// Report where each run leaves the hot set (see [`RunSpec::measure_hot`]).
+    pub measure_hot: bool,
 }
 
 impl Grid {
     /// `workloads` × `ratios` × `policies` on the `cxl` preset with [`RunSpec::new`]'s
     /// defaults: seed 1, scale 1000 (a trace's own clock where it has one), prefault on,
-    /// no cache mode, no access-count ratio.
+    /// no cache mode, no access-count ratio, no hot set.
     pub fn new(workloads: Vec<WorkloadSpec>, ratios: Vec<(u64, u64)>, policies: Vec<String>) -> Self {
         let spec = RunSpec::new(WorkloadSpec::new("zipf", 1, 1, 1), (1, 16));
         Self {
@@ -60,6 +62,7 @@ impl Grid {
             prefault: spec.prefault,
             cache_mode: spec.cache_mode,
             measure_acr: spec.measure_acr,
+            measure_hot: spec.measure_hot,
         }
     }
 }
@@ -173,6 +176,7 @@ pub fn compare_until(
                     prefault: grid.prefault,
                     cache_mode: grid.cache_mode,
                     measure_acr: grid.measure_acr,
+                    measure_hot: grid.measure_hot,
                 };
                 let out = match run_until(&spec, Subject::Named(job.policy.clone()), &mut |_| {}, stop) {
                     Ok(Some(result)) => Ok(result),

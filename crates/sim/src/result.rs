@@ -85,6 +85,11 @@ pub struct RunResult {
     /// M5 §4.1's access-count ratio, averaged over intervals with promotions: how hot
     /// the promoted pages were relative to the true hottest slow-tier pages.
     pub access_count_ratio: Option<f64>,
+    /// Of the accesses of the run's most accessed pages (as many as the fast tier
+    /// holds), the share whose pages are on the fast tier at the run's end; measured
+    /// only when asked for ([`crate::engine::RunSpec::measure_hot`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hot_fast_residency: Option<f64>,
     /// Peak heap bytes of the policy's own metadata.
     pub tracking_bytes: u64,
     /// Tiering CPU time (sources, scans, migration), ns.

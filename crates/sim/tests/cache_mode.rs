@@ -81,6 +81,7 @@ fn cache_run(spec: &WorkloadSpec, policy: &str, ratio: (u64, u64)) -> (f64, u64)
         prefault: true, // ignored in cache mode
         cache_mode: true,
         measure_acr: false,
+        measure_hot: false,
     };
     let caps = capacities(2, spec.pages, ratio);
     let subject = catalog::subject(policy, &PolicySetup { fast_pages: caps[0], pages: spec.pages }).unwrap();
@@ -172,6 +173,7 @@ fn the_array_replay_gives_the_event_paths_result_field_for_field() {
             prefault: false,
             cache_mode: true,
             measure_acr,
+            measure_hot: false,
         };
         let setup = PolicySetup { fast_pages: capacities(2, workload.pages, ratio)[0], pages: workload.pages };
         let Subject::Policy(through) = catalog::subject(policy, &setup).unwrap() else { panic!("{policy}") };

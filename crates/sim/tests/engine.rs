@@ -65,3 +65,20 @@ fn unknown_names_list_the_valid_ones() {
     let e = go(&s, "none").unwrap_err().to_string();
     assert!(e.contains("zipfian") && e.contains("gups"), "{e}");
 }
+
+#[test]
+fn the_hot_set_is_measured_where_the_run_leaves_it_when_asked() {
+    let plain = spec(WorkloadSpec::new("zipf", 20_000, 1_000_000, 7), (1, 16));
+    let measured = RunSpec { measure_hot: true, ..plain.clone() };
+    let hot = |n| go(&measured, n).unwrap().hot_fast_residency.unwrap();
+    assert_eq!(go(&plain, "lru").unwrap().hot_fast_residency, None, "not measured unless asked");
+    // All-DRAM holds every page; a policy that moves the hot pages up holds more of them
+    // than first touch does, and the oracle, which places by the future, most.
+    let (all, none, tierkit, oracle) = (hot("all-local"), hot("none"), hot("tierkit"), hot("oracle"));
+    assert_eq!(all, 1.0);
+    assert!(tierkit > none + 0.2, "tierkit {tierkit} none {none}");
+    assert!(oracle > none + 0.2 && oracle <= 1.0, "oracle {oracle} none {none}");
+    // Measuring changes nothing else of the run.
+    let (a, b) = (go(&plain, "tierkit").unwrap(), go(&measured, "tierkit").unwrap());
+    assert_eq!((a.throughput, a.promotions), (b.throughput, b.promotions));
+}

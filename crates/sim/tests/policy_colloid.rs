@@ -26,6 +26,7 @@ fn spec(contended: bool) -> RunSpec {
         prefault: true,
         cache_mode: false,
         measure_acr: false,
+        measure_hot: false,
     }
 }
 

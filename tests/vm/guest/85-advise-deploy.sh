@@ -11,13 +11,25 @@
 #   advise-vs-none      the deployed policy keeps at least 10 points more of the trace's hot set (its
 #                       most accessed quarter of pages) on node 0 than `none` does, each queried in
 #                       the hold at the end of its run
-# The hot set's weighted fast-tier residency, predicted and measured (the deploy line), is printed
-# as a VMBENCH line, not asserted: the live run starts from first touch and fills node 0 at DAMON's
-# pace in the emulated guest, while the simulator's replay settles at once (docs/BENCHMARKS.md,
-# "advise --deploy"). The hot set's node-0 share every 10 s of the deployment is printed too.
+#   advise-prediction   the hot set's weighted fast-tier residency, predicted (where the simulated
+#                       policy leaves it at the end of the replay) and measured (the last query of the
+#                       deployment), lie at most TOLERANCE points apart. The replay spans the
+#                       recording's 30 s (advise fits the scale of a trace without a clock to it),
+#                       so the simulated policy has the live one's time to settle. Over five runs of
+#                       the scenario (2026-11-27) the prediction spread 48-61% between recordings
+#                       (DAMON's regions come out differently each time) and the live placement
+#                       54-64% between deployments; noise alone can thus put the two 13 + 10 = 23
+#                       points apart, and TOLERANCE is that, rounded up. The gaps seen were 3-15
+#                       points (the live run a little ahead: the simulator's policy sees every
+#                       record as one sample, the live one DAMON's regions; docs/BENCHMARKS.md,
+#                       "advise --deploy"). Before the fit the replay lasted ~1.6 s and the
+#                       prediction came from its hit ratio: three of six runs were 27-33 points
+#                       apart.
+# The predicted and measured figures (the deploy line) are printed as a VMBENCH line, and the hot
+# set's node-0 share every 10 s of the deployment.
 # vmtest-timeout: 600
 . /vmtest/guest/lib.sh
-MIB=128 SHARE=32 REC=30 RUN=60 HOLD=8
+MIB=128 SHARE=32 REC=30 RUN=60 HOLD=8 TOLERANCE=25
 ZIPF="zipf_reader --mib $MIB --first-touch-node 1 --cluster-pages 64"
 
 trap 'echo 0 > $HP' EXIT
@@ -88,5 +100,15 @@ if [ -n "$deployed" ] && [ -n "$none" ] && [ "$deployed" -ge $((none + 10)) ]; t
     pass advise-vs-none "$detail"
 else
     fail advise-vs-none "$detail"
+fi
+
+# gap: |predicted - measured| of the hot set's weighted residency, in whole points (empty if either is missing).
+gap=$(echo "$deploy" | tr ' ' '\n' | awk -F= '$1 == "predicted_hot_fast" { p = $2 } $1 == "measured_hot_fast" { m = $2 }
+    END { if (p ~ /^[0-9.]+$/ && m ~ /^[0-9.]+$/) { d = (p - m) * 100; if (d < 0) d = -d; printf "%d", d + 0.5 } }')
+detail="weighted hot set on node 0: predicted $(kv predicted_hot_fast "$deploy") measured $(kv measured_hot_fast "$deploy"), $gap points apart (bound $TOLERANCE)"
+if [ -n "$gap" ] && [ "$gap" -le $TOLERANCE ]; then
+    pass advise-prediction "$detail"
+else
+    fail advise-prediction "$detail"
 fi
 bench advise-deploy $(echo "$deploy" | sed 's/^deploy: //') none_hot_pages_fast_pct=${none:-} deployed_hot_pages_fast_pct=${deployed:-}

@@ -4,15 +4,13 @@
 //!
 //! - the fast-tier residency of the hot set: the trace's most accessed pages, as many as
 //!   the recommended DRAM size holds, each weighted by its accesses in the trace.
-//!   Predicted: the share of the hot set's accesses the simulated policy served from
-//!   DRAM, were every DRAM hit on the hot set (its fast-tier hit ratio over the hot set's
-//!   share of the accesses, at most 1), over the last [`SETTLED_SHARE`] of the simulated
-//!   run: where the policy had brought the placement by the time the program ended, as
-//!   the live query is taken then. Measured: the share of the hot set's accesses
-//!   whose pages `move_pages(2)` finds on a fast node (among the pages the program has
-//!   mapped), queried every [`SAMPLE_EVERY`] while the program runs; the last query
-//!   counts (where the policy had brought the placement). The unweighted share of the
-//!   hot pages on a fast node is reported beside it.
+//!   Predicted: the share of the hot set's accesses whose pages the simulated policy had
+//!   on the fast tier at the end of its run (the simulator's
+//!   [`tierkit_sim::result::RunResult::hot_fast_residency`]). Measured: the share of the
+//!   hot set's accesses whose pages `move_pages(2)` finds on a fast node (among the pages
+//!   the program has mapped), queried every [`SAMPLE_EVERY`] while the program runs; the
+//!   last query counts (where the policy had brought the placement by the program's
+//!   end). The unweighted share of the hot pages on a fast node is reported beside it.
 //! - promotions and demotions per second: of the program's simulated time, and of the
 //!   live run's wall time;
 //! - the fast-tier hit ratio, where the live source estimates one.
@@ -41,8 +39,9 @@ use crate::live_cmd::state_dir;
 /// How often the hot set's placement is queried during the live run.
 pub const SAMPLE_EVERY: Duration = Duration::from_secs(1);
 
-/// The closing share of the simulated run whose hit ratio predicts the placement at the
-/// end: its last tenth (the timeline's last intervals, at least one).
+/// The closing share of the simulated run whose hit ratio is reported beside the whole
+/// run's: its last tenth (the timeline's last intervals, at least one), the hit ratio the
+/// policy had settled at by the program's end.
 pub const SETTLED_SHARE: f64 = 0.1;
 
 /// The live run's settings.
@@ -124,12 +123,16 @@ pub fn predict(adv: &Advice, trace_path: &str) -> Result<Prediction> {
         .iter()
         .find(|r| r.policy == size.best && r.ratio == size.ratio)
         .with_context(|| format!("--deploy: no run of {} at {} in the answer", size.best, size.ratio))?;
-    let settled = adv
+    let row = adv
         .rows
         .iter()
         .find(|r| r.result.policy == size.best && ratio::text(r.result.ratio) == size.ratio)
-        .and_then(|r| settled_hit_ratio(&r.result.timeline))
-        .unwrap_or(run.fast_hit_ratio);
+        .with_context(|| format!("--deploy: no row of {} at {} in the answer", size.best, size.ratio))?;
+    let settled = settled_hit_ratio(&row.result.timeline).unwrap_or(run.fast_hit_ratio);
+    let hot_fast_residency = row
+        .result
+        .hot_fast_residency
+        .with_context(|| format!("--deploy: the run of {} at {} did not measure the hot set", size.best, size.ratio))?;
     let k = (size.dram_bytes / PAGE_SIZE) as usize;
     let stats = stats_with_top(trace::open(trace_path, None)?.as_mut(), trace_path, k)?;
     let hot_accesses: u64 = stats.hottest.iter().map(|h| h.1).sum();
@@ -139,7 +142,7 @@ pub fn predict(adv: &Advice, trace_path: &str) -> Result<Prediction> {
         ratio: size.ratio.clone(),
         hot_pages: stats.hottest.len(),
         hot_share,
-        hot_fast_residency: if hot_share > 0.0 { (settled / hot_share).min(1.0) } else { 0.0 },
+        hot_fast_residency,
         fast_hit_ratio: run.fast_hit_ratio,
         settled_hit_ratio: settled,
         promotions_per_s: run.promotions_per_s,

@@ -33,7 +33,7 @@ pub const DEFAULT_SCALE: u64 = 1000;
 /// Points on a run's timeline.
 pub const TIMELINE_POINTS: u64 = 100;
 /// Bytes a run keeps per page of its footprint, about: the simulator's per-page arrays
-/// (placement 1, hint-fault stamps 8, accessed bits 6, access-count ratio 4, an oracle's
+/// (placement 1, hint-fault stamps 8, accessed bits 6, access-count ratio 4, hot set 4, an oracle's
 /// counts 5 and its epochs' lists, shadows and write stamps 9 under non-exclusive
 /// tiering) and a policy's tables (a page index of 21–43 bytes with a list node or
 /// record each, about 100 in all for LRU, LFU or HeMem). A run whose workload's pages
@@ -77,12 +77,15 @@ pub struct RunSpec {
     /// Count every slow-tier access per page to report M5 §4.1's access-count ratio
     /// (costs a random write per slow access, so it is off unless asked for).
     pub measure_acr: bool,
+    /// Count every access per page to report where the run leaves the hot set
+    /// ([`RunResult::hot_fast_residency`]; costs a random write per access).
+    pub measure_hot: bool,
 }
 
 impl RunSpec {
     /// `workload` at fast:slow `ratio` on the `cxl` preset with the model's defaults:
     /// seed 1, scale 1000 (a trace's own clock where it has one), prefault on, no cache
-    /// mode, no access-count ratio.
+    /// mode, no access-count ratio, no hot set.
     pub fn new(workload: WorkloadSpec, ratio: (u64, u64)) -> Self {
         Self {
             machine: MachineConfig::preset("cxl").expect("a built-in preset"),
@@ -94,6 +97,7 @@ impl RunSpec {
             prefault: true,
             cache_mode: false,
             measure_acr: false,
+            measure_hot: false,
         }
     }
 }

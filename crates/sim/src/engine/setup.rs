@@ -11,6 +11,7 @@ use super::steps::{Budget, Run};
 use super::window::{Moves, Window};
 use super::{RunSpec, Subject, CHUNK, RUN_BYTES_PER_PAGE, TIMELINE_POINTS};
 use crate::acr::AccessCountRatio;
+use crate::hot_set::HotSet;
 use crate::machine::{capacities, Machine};
 use crate::model::AppModel;
 use crate::plain_cache::PlainCache;
@@ -152,6 +153,7 @@ impl<'s> Run<'s> {
             tracking,
             misses: 0,
             acr: AccessCountRatio::new(if spec.measure_acr { pages } else { 0 }),
+            hot: HotSet::new(pages, spec.measure_hot),
         }))
     }
 

@@ -7,6 +7,7 @@ use tierkit_core::{Driver, Event, Migration, MoveStatus, Nanos, TierId, PAGE_SIZ
 use super::window::{Moves, Window};
 use super::{RunSpec, CHUNK};
 use crate::acr::AccessCountRatio;
+use crate::hot_set::HotSet;
 use crate::machine::Machine;
 use crate::model::timing::{solve, stall_ns, Demand};
 use crate::model::{MachineConfig, MlpClass};
@@ -75,6 +76,7 @@ pub(super) struct Run<'s> {
     pub(super) tracking: usize,
     pub(super) misses: u64,
     pub(super) acr: AccessCountRatio,
+    pub(super) hot: HotSet,
 }
 
 /// What one chunk did before its time is solved.
@@ -147,6 +149,9 @@ impl Run<'_> {
                 self.misses += (tier != 0) as u64;
                 if tier != 0 && self.spec.measure_acr {
                     self.acr.slow_access(a.page);
+                }
+                if self.spec.measure_hot {
+                    self.hot.access(a.page);
                 }
                 chunk.counted += self.sources.sampler_counts(tier) as u64;
                 self.sources.on_access(a, tier, time, &mut self.events);
@@ -278,6 +283,7 @@ impl Run<'_> {
             fast_hit_ratio: if real > 0 { accesses_per_tier[0] as f64 / real as f64 } else { 0.0 },
             miss_ratio: if accesses > 0 { self.misses as f64 / accesses as f64 } else { 0.0 },
             access_count_ratio: self.acr.mean(),
+            hot_fast_residency: self.hot.fast_share(self.caps[0], |p| self.machine.tier_index(p) == Some(0)),
             promotions: self.machine.promotions,
             demotions: self.machine.demotions,
             migrated_bytes: self.machine.copied * PAGE_SIZE,
