@@ -221,7 +221,7 @@ pub fn run(a: AdviseArgs) -> Result<()> {
         print(&advice);
         println!();
     }
-    let prediction = deploy::predict(&advice, &trace)?;
+    let prediction = deploy::predict(&advice, &trace, &grid)?;
     let measured = {
         let _answer_only = StdoutToStderr::new()?;
         let live = (a.deploy_source, a.deploy_cpu_budget / 100.0);

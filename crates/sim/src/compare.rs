@@ -46,6 +46,22 @@ pub struct Grid {
 }
 
 impl Grid {
+    /// The run of `workload` at `ratio` on this grid's machine, seed, time base and modes.
+    pub fn run_spec(&self, workload: &WorkloadSpec, ratio: (u64, u64)) -> RunSpec {
+        RunSpec {
+            machine: self.machine.clone(),
+            ratio,
+            workload: workload.clone(),
+            seed: self.seed,
+            scale: self.scale,
+            follow_clock: self.follow_clock,
+            prefault: self.prefault,
+            cache_mode: self.cache_mode,
+            measure_acr: self.measure_acr,
+            measure_hot: self.measure_hot,
+        }
+    }
+
     /// `workloads` × `ratios` × `policies` on the `cxl` preset with [`RunSpec::new`]'s
     /// defaults: seed 1, scale 1000 (a trace's own clock where it has one), prefault on,
     /// no cache mode, no access-count ratio, no hot set.
@@ -166,18 +182,7 @@ pub fn compare_until(
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(job) = jobs.get(i) else { break };
                 let w = &grid.workloads[job.workload];
-                let spec = RunSpec {
-                    machine: grid.machine.clone(),
-                    ratio: job.ratio,
-                    workload: w.clone(),
-                    seed: grid.seed,
-                    scale: grid.scale,
-                    follow_clock: grid.follow_clock,
-                    prefault: grid.prefault,
-                    cache_mode: grid.cache_mode,
-                    measure_acr: grid.measure_acr,
-                    measure_hot: grid.measure_hot,
-                };
+                let spec = grid.run_spec(w, job.ratio);
                 let out = match run_until(&spec, Subject::Named(job.policy.clone()), &mut |_| {}, stop) {
                     Ok(Some(result)) => Ok(result),
                     Ok(None) => break,

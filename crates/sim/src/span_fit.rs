@@ -11,8 +11,8 @@
 
 use std::time::Duration;
 
-use crate::compare::{compare, Grid};
-use crate::engine::DEFAULT_SCALE;
+use crate::compare::Grid;
+use crate::engine::{run, RunSpec, Subject, DEFAULT_SCALE};
 use crate::SimError;
 
 /// Sets `grid`'s scale so that the all-DRAM run of its first workload at its first ratio
@@ -23,16 +23,13 @@ pub fn fit_scale(grid: &mut Grid, trace: &str, span: Duration) -> Result<bool, S
     if crate::trace::open(trace, None)?.clock().is_some() {
         return Ok(false);
     }
-    let probe = Grid {
-        workloads: grid.workloads[..1].to_vec(),
-        policies: vec!["all-local".to_string()],
-        ratios: grid.ratios[..1].to_vec(),
+    let probe = RunSpec {
         scale: DEFAULT_SCALE,
         follow_clock: false,
-        ..grid.clone()
+        measure_hot: false,
+        ..grid.run_spec(&grid.workloads[0], grid.ratios[0])
     };
-    let rows = compare(&probe, 1, &|_, _, _| {})?;
-    let wall_ns = rows.first().map_or(0.0, |r| r.result.wall_ns);
+    let wall_ns = run(&probe, Subject::Named("all-local".into()), &mut |_| {})?.wall_ns;
     if wall_ns <= 0.0 {
         return Err(SimError::bad_option(
             "advise",

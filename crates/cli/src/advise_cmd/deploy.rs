@@ -6,13 +6,14 @@
 //!   the recommended DRAM size holds, each weighted by its accesses in the trace.
 //!   Predicted: the share of the hot set's accesses whose pages the simulated policy had
 //!   on the fast tier at the end of its run (the simulator's
-//!   [`tierkit_sim::result::RunResult::hot_fast_residency`]). Measured: the share of the
+//!   [`tierkit_sim::result::RunResult::hot_fast_residency`]), the mean over
+//!   [`PREDICTION_SEEDS`] seeds of the simulator's randomness. Measured: the share of the
 //!   hot set's accesses whose pages `move_pages(2)` finds on a fast node (among the pages
 //!   the program has mapped), queried every [`SAMPLE_EVERY`] while the program runs; the
 //!   last query counts (where the policy had brought the placement by the program's
 //!   end). The unweighted share of the hot pages on a fast node is reported beside it.
-//! - promotions and demotions per second: of the program's simulated time, and of the
-//!   live run's wall time;
+//! - promotions and demotions per second: of the program's simulated time (the mean over
+//!   the same seeds), and of the live run's wall time;
 //! - the fast-tier hit ratio, where the live source estimates one.
 //!
 //! The pages are matched by address: with `--deploy`, the program runs (recorded and
@@ -31,7 +32,9 @@ use tierkit_linux::signals::Signals;
 use tierkit_linux::target::Target;
 use tierkit_linux::topology::{Topology, TopologyOverrides};
 use tierkit_sim::advise::{Advice, Size};
-use tierkit_sim::result::{ratio, IntervalRecord};
+use tierkit_sim::compare::Grid;
+use tierkit_sim::engine::{self, RunSpec, Subject};
+use tierkit_sim::result::{ratio, IntervalRecord, RunResult};
 use tierkit_sim::trace::{self, info::stats_with_top};
 
 use crate::live_cmd::state_dir;
@@ -43,6 +46,12 @@ pub const SAMPLE_EVERY: Duration = Duration::from_secs(1);
 /// run's: its last tenth (the timeline's last intervals, at least one), the hit ratio the
 /// policy had settled at by the program's end.
 pub const SETTLED_SHARE: f64 = 0.1;
+
+/// Seeds of the simulator's randomness (its sources' sampling jitter) the predicted
+/// placement is the mean over: the answer's own run and runs at the next seeds. One
+/// seed's figure moves by several points between seeds on the same trace, as much as
+/// between recordings (docs/BENCHMARKS.md, "advise --deploy").
+pub const PREDICTION_SEEDS: u64 = 5;
 
 /// The live run's settings.
 fn config(policy: &str, source: SourceChoice, cpu_budget: f64) -> DaemonConfig {
@@ -93,10 +102,14 @@ pub struct Prediction {
     /// The hot set: its pages and their share of the trace's accesses.
     pub hot_pages: usize,
     pub hot_share: f64,
+    /// The hot set's fast-tier residency, the mean over the seeds.
     pub hot_fast_residency: f64,
+    /// The hot set's fast-tier residency at each seed, the answer's own first.
+    pub hot_fast_by_seed: Vec<f64>,
     /// The fast-tier hit ratio over the whole run and over its last [`SETTLED_SHARE`].
     pub fast_hit_ratio: f64,
     pub settled_hit_ratio: f64,
+    /// Pages moved per second of simulated time, the means over the seeds.
     pub promotions_per_s: f64,
     pub demotions_per_s: f64,
     /// The hot set's addresses and their accesses in the trace.
@@ -113,7 +126,7 @@ fn deployed_size(adv: &Advice) -> Option<&Size> {
 
 /// The prediction for the policy the answer recommends, from its run and the trace's
 /// hottest pages. Refused when that policy is `none` (nothing to deploy).
-pub fn predict(adv: &Advice, trace_path: &str) -> Result<Prediction> {
+pub fn predict(adv: &Advice, trace_path: &str, grid: &Grid) -> Result<Prediction> {
     let size = deployed_size(adv).context("--deploy: the answer has no size")?;
     if size.best == "none" {
         bail!("--deploy: not migrating is best at {}: there is no policy to deploy", size.ratio);
@@ -129,10 +142,14 @@ pub fn predict(adv: &Advice, trace_path: &str) -> Result<Prediction> {
         .find(|r| r.result.policy == size.best && ratio::text(r.result.ratio) == size.ratio)
         .with_context(|| format!("--deploy: no row of {} at {} in the answer", size.best, size.ratio))?;
     let settled = settled_hit_ratio(&row.result.timeline).unwrap_or(run.fast_hit_ratio);
-    let hot_fast_residency = row
-        .result
-        .hot_fast_residency
-        .with_context(|| format!("--deploy: the run of {} at {} did not measure the hot set", size.best, size.ratio))?;
+    let mut seeds = vec![row.result.clone()];
+    seeds.extend(other_seeds(grid, &size.best, row.result.ratio)?);
+    let hot_fast_by_seed =
+        seeds.iter().map(|r| r.hot_fast_residency).collect::<Option<Vec<f64>>>().with_context(|| {
+            format!("--deploy: a run of {} at {} did not measure the hot set", size.best, size.ratio)
+        })?;
+    let mean = |f: &dyn Fn(&RunResult) -> f64| seeds.iter().map(f).sum::<f64>() / seeds.len() as f64;
+    let per_s = |n: u64, r: &RunResult| n as f64 / (r.wall_ns * 1e-9);
     let k = (size.dram_bytes / PAGE_SIZE) as usize;
     let stats = stats_with_top(trace::open(trace_path, None)?.as_mut(), trace_path, k)?;
     let hot_accesses: u64 = stats.hottest.iter().map(|h| h.1).sum();
@@ -142,13 +159,29 @@ pub fn predict(adv: &Advice, trace_path: &str) -> Result<Prediction> {
         ratio: size.ratio.clone(),
         hot_pages: stats.hottest.len(),
         hot_share,
-        hot_fast_residency,
+        hot_fast_residency: mean(&|r| r.hot_fast_residency.unwrap_or(0.0)),
+        hot_fast_by_seed,
         fast_hit_ratio: run.fast_hit_ratio,
         settled_hit_ratio: settled,
-        promotions_per_s: run.promotions_per_s,
-        demotions_per_s: run.demotions_per_s,
+        promotions_per_s: mean(&|r| per_s(r.promotions, r)),
+        demotions_per_s: mean(&|r| per_s(r.demotions, r)),
         hot: stats.hottest.iter().map(|h| (h.0 * PAGE_SIZE) as usize).collect(),
         weights: stats.hottest.iter().map(|h| h.1).collect(),
+    })
+}
+
+/// The runs of `policy` at `ratio` of `grid`'s trace, measuring the hot set, at the seeds
+/// after the grid's, up to [`PREDICTION_SEEDS`] in all, one thread each.
+fn other_seeds(grid: &Grid, policy: &str, ratio: (u64, u64)) -> Result<Vec<RunResult>> {
+    let spec = RunSpec { measure_hot: true, ..grid.run_spec(&grid.workloads[0], ratio) };
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = (1..PREDICTION_SEEDS)
+            .map(|s| {
+                let spec = RunSpec { seed: grid.seed + s, ..spec.clone() };
+                scope.spawn(move || engine::run(&spec, Subject::Named(policy.to_string()), &mut |_| {}))
+            })
+            .collect();
+        runs.into_iter().map(|h| Ok(h.join().expect("a simulation does not panic")?)).collect()
     })
 }
 
@@ -160,6 +193,17 @@ fn settled_hit_ratio(timeline: &[IntervalRecord]) -> Option<f64> {
     let accesses: u64 = tail.iter().map(|i| i.accesses).sum();
     let hits: f64 = tail.iter().map(|i| i.fast_hit_ratio * i.accesses as f64).sum();
     (accesses > 0).then(|| hits / accesses as f64)
+}
+
+/// The smallest and largest of `v` (0 for none).
+fn min_max(v: &[f64]) -> (f64, f64) {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if v.is_empty() {
+        (0.0, 0.0)
+    } else {
+        (lo, hi)
+    }
 }
 
 /// What the live run measured.
@@ -263,6 +307,12 @@ pub fn text(pred: &Prediction, m: &Measured) -> String {
         pct(pred.hot_fast_residency),
         opt(m.hot_fast_residency, &pct)
     );
+    let (lo, hi) = min_max(&pred.hot_fast_by_seed);
+    out += &format!(
+        "  {:<44} {:>12}\n",
+        format!("  over {} seeds of the simulator, from-to", pred.hot_fast_by_seed.len()),
+        format!("{:.1}-{:.1}%", lo * 100.0, hi * 100.0)
+    );
     out += &format!("  {:<44} {:>12} {:>12}\n", "  its pages, unweighted", "", opt(m.hot_pages_fast, &pct));
     out += &format!("  {:<44} {:>12.1} {:>12.1}\n", "promotions per second", pred.promotions_per_s, m.promotions_per_s);
     out += &format!("  {:<44} {:>12.1} {:>12.1}\n", "demotions per second", pred.demotions_per_s, m.demotions_per_s);
@@ -276,7 +326,8 @@ pub fn text(pred: &Prediction, m: &Measured) -> String {
     out += "  (predicted rates are per second of the program's simulated time, measured ones per second of the \
             live run; the measured hit ratio is n/a where the source cannot estimate it)\n";
     out += &format!(
-        "deploy: policy={} ratio={} hot_pages={} predicted_hot_fast={:.4} measured_hot_fast={} measured_hot_pages_fast={} samples={} \
+        "deploy: policy={} ratio={} hot_pages={} predicted_hot_fast={:.4} predicted_hot_fast_min={:.4} \
+         predicted_hot_fast_max={:.4} measured_hot_fast={} measured_hot_pages_fast={} samples={} \
          predicted_promotions_per_s={:.1} measured_promotions_per_s={:.1} predicted_demotions_per_s={:.1} \
          measured_demotions_per_s={:.1} predicted_hit_ratio={:.4} predicted_settled_hit_ratio={:.4} measured_hit_ratio={} \
          exit_code={}\n",
@@ -284,6 +335,8 @@ pub fn text(pred: &Prediction, m: &Measured) -> String {
         pred.ratio,
         pred.hot_pages,
         pred.hot_fast_residency,
+        lo,
+        hi,
         opt(m.hot_fast_residency, &|v| format!("{v:.4}")),
         opt(m.hot_pages_fast, &|v| format!("{v:.4}")),
         m.samples,
