@@ -15,13 +15,13 @@
 #                       either way: advise replays the DAMON recording over its own 30 s (it fits the
 #                       scale of a trace without a clock to the recording's time), so the simulated
 #                       policy's moves per second are per second of the program's time, as the live
-#                       ones are. Over ten runs (2026-11-27) they were 1.0-1.9x the measured ones;
+#                       ones are. Over eleven runs (2026-11-27) they were 1.0-1.9x the measured ones;
 #                       before the fit the replay lasted ~1.6 s and they were 100-330x.
 # The hot set's weighted fast-tier residency, predicted (where the simulated policy leaves it at the
 # end of the replay, the mean over 5 seeds of the simulator) and measured (the last query of the
 # deployment), is printed with the gap between them, not asserted: the live placement of the same
-# program depends on the guest's state (54-64% in a guest that runs this scenario alone, 68-76% in
-# one that ran the suite's other scenarios first), while the prediction stays at 46-52%
+# program moved 51-76% between deployments (54-64% in six runs of this scenario alone, 51-76% in
+# five runs of the whole suite), while the prediction stays at 46-52% as a five-seed mean
 # (docs/BENCHMARKS.md, "advise --deploy"). The deploy line is printed as a VMBENCH line, and the
 # hot set's node-0 share every 10 s of the deployment.
 # vmtest-timeout: 600
