@@ -15,7 +15,7 @@
 #                       either way: advise replays the DAMON recording over its own 30 s (it fits the
 #                       scale of a trace without a clock to the recording's time), so the simulated
 #                       policy's moves per second are per second of the program's time, as the live
-#                       ones are. Over eleven runs (2026-11-27) they were 1.0-1.9x the measured ones;
+#                       ones are. Over twelve runs (2026-11-27) they were 0.65-1.9x the measured ones;
 #                       before the fit the replay lasted ~1.6 s and they were 100-330x.
 # The hot set's weighted fast-tier residency, predicted (where the simulated policy leaves it at the
 # end of the replay, the mean over 5 seeds of the simulator) and measured (the last query of the
