@@ -1,10 +1,10 @@
 //! `advise`: `tierkit advise --trace` for Python, the same runs and the same answer.
 
+use std::time::Duration;
+
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use std::time::Duration;
 use tierkit_sim::advise::{advise as answer, check_target, subjects, RATIOS};
-
 use tierkit_sim::corpus_class::class_of;
 use tierkit_sim::span_fit;
 use tierkit_sim::workload::WorkloadSpec;

@@ -6,7 +6,7 @@ use pyo3::types::{PyDict, PyList};
 use tierkit_sim::compare::{
     compare_until, default_suite, paper_suite, Grid, Row, DEFAULT_POLICIES, DEFAULT_RATIOS, PAPER_RATIOS,
 };
-use tierkit_sim::engine::{run_until, RunSpec, Subject};
+use tierkit_sim::engine::{run_until, Subject};
 use tierkit_sim::workload::WorkloadSpec;
 use tierkit_sim::SimError;
 
@@ -82,18 +82,7 @@ fn run_custom(
     let copy = py.import("copy")?.call_method1("deepcopy", (object,))?;
     let policy = PyPolicy::new(&copy)?;
     let errors = policy.errors();
-    let spec = RunSpec {
-        machine: grid.machine.clone(),
-        ratio,
-        workload: workload.clone(),
-        seed: grid.seed,
-        scale: grid.scale,
-        follow_clock: grid.follow_clock,
-        prefault: grid.prefault,
-        cache_mode: grid.cache_mode,
-        measure_acr: grid.measure_acr,
-        measure_hot: grid.measure_hot,
-    };
+    let spec = grid.run_spec(workload, ratio);
     let result = interruptible(py, |stop| run_until(&spec, Subject::Policy(Box::new(policy)), &mut |_| {}, stop))?;
     if let Some(e) = errors.lock().ok().and_then(|mut e| e.take()) {
         return Err(e);

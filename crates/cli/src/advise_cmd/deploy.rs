@@ -159,7 +159,7 @@ pub fn predict(adv: &Advice, trace_path: &str, grid: &Grid) -> Result<Prediction
         ratio: size.ratio.clone(),
         hot_pages: stats.hottest.len(),
         hot_share,
-        hot_fast_residency: mean(&|r| r.hot_fast_residency.unwrap_or(0.0)),
+        hot_fast_residency: hot_fast_by_seed.iter().sum::<f64>() / hot_fast_by_seed.len() as f64,
         hot_fast_by_seed,
         fast_hit_ratio: run.fast_hit_ratio,
         settled_hit_ratio: settled,
@@ -195,15 +195,9 @@ fn settled_hit_ratio(timeline: &[IntervalRecord]) -> Option<f64> {
     (accesses > 0).then(|| hits / accesses as f64)
 }
 
-/// The smallest and largest of `v` (0 for none).
+/// The smallest and largest of `v` (infinite for none).
 fn min_max(v: &[f64]) -> (f64, f64) {
-    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if v.is_empty() {
-        (0.0, 0.0)
-    } else {
-        (lo, hi)
-    }
+    (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(f64::NEG_INFINITY, f64::max))
 }
 
 /// What the live run measured.
