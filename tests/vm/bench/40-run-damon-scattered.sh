@@ -6,10 +6,7 @@
 # after READY, in a 10 s run.
 # vmtest-timeout: 120
 . /vmtest/guest/lib.sh
-PCP=/proc/sys/vm/percpu_pagelist_high_fraction
-pcp_was=$(cat $PCP)
-echo 100000 > $PCP
-trap 'echo 0 > $HP; echo $pcp_was > $PCP' EXIT
+small_pcp_lists
 share() { awk -v n="$(kv node$1 "$2")" -v t="$(kv total "$2")" 'BEGIN { printf "%d", (t > 0 ? n * 100 / t : 0) }'; }
 echo 0 > $HP
 echo "  node0: $(node0_share 32)"

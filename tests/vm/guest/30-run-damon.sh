@@ -24,14 +24,7 @@
 MIB=128 SHARE=32 CLUSTER=64 MARGIN=30 COLD_MIN=60 SELECT=20 EVERY=3 BOUND=90
 ZIPF="zipf_reader --mib $MIB --first-touch-node 1"
 
-# The kernel keeps freed pages in per-CPU lists (here up to 27 MiB a CPU). tierkit's room counts
-# them, but huge pages cannot be reserved from them: with the lists that large node 0's real room
-# drifted 10-40 MiB above the share (node0_share reserves against MemFree), enough to take in the
-# cold set too. Small lists keep the share what it says for the scenario.
-PCP=/proc/sys/vm/percpu_pagelist_high_fraction
-pcp_was=$(cat $PCP)
-echo 100000 > $PCP
-trap 'echo 0 > $HP; echo $pcp_was > $PCP' EXIT
+small_pcp_lists
 
 echo 0 > $HP
 echo "  node0: $(node0_share $SHARE)"

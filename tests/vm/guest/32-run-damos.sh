@@ -47,10 +47,7 @@ ZIPF="zipf_reader --mib $MIB --first-touch-node 1 --cluster-pages $CLUSTER"
 ADMIN=/sys/kernel/mm/damon/admin
 [ -d $ADMIN ] || { skip run-damos "no DAMON sysfs ($ADMIN)"; exit 0; }
 
-PCP=/proc/sys/vm/percpu_pagelist_high_fraction
-pcp_was=$(cat $PCP)
-echo 100000 > $PCP
-trap 'echo 0 > $HP; echo $pcp_was > $PCP' EXIT
+small_pcp_lists
 summary() { sed -n '/^tierkit: summary/,$p' "$1" | tr '\n' ' '; }
 # leftovers: what a finished tierkit must not leave behind ("" when nothing).
 NR0=$(cat $ADMIN/kdamonds/nr_kdamonds)

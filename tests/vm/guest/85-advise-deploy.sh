@@ -5,34 +5,61 @@
 # addresses; advise ends that run at REC s, before it deploys); advise predicts tierkit at 1:3 (node
 # 0 is cut to SHARE MiB above its watermarks: a quarter of the buffer) and deploys it on the same
 # program (--deploy-source damon, no CPU budget) for RUN seconds; then the program runs alone
-# (`none`). Asserts:
+# (`none`). At the deployed run's READY, node 0 is cut again so that tierkit's room there is the fast
+# tier the prediction gave the policy (a quarter of the trace's pages), with small per-CPU free lists
+# throughout: the room the live policy had was otherwise 22 MiB (advise's own memory and tierkit's
+# margin taken from the share) or up to 54 MiB more (the lists), and the hot set's placement followed
+# it (51-76% where the prediction said 43-52%). Asserts:
 #   advise-deploy       advise recommends a policy and deploys it; both runs' checksums are intact; the
 #                       three runs map the buffer at the same address
 #   advise-vs-none      the deployed policy keeps at least 10 points more of the trace's hot set (its
 #                       most accessed quarter of pages) on node 0 than `none` does, each queried in
 #                       the hold at the end of its run
+#   advise-placement    the hot set's weighted residency on node 0, measured (the last query of the
+#                       deployment), lies within PLACE points of the range the prediction spans over
+#                       the simulator's 5 seeds (where the simulated policy leaves the hot set at the
+#                       end of the replay). The seeds' range is the prediction's own uncertainty (5-15
+#                       points wide); a live run is one more draw of the same process, and PLACE allows
+#                       for the DAMON source, which the simulator does not model (its policy sees each
+#                       record as a sample). With the room set, six runs (five alone, one in the whole
+#                       suite) lay inside the range or up to 6.6 points outside it (docs/BENCHMARKS.md,
+#                       "advise --deploy"): PLACE is over twice that. The errors it catches were 21-41
+#                       points beyond the range (a room drifting with the per-CPU lists, a deployment
+#                       left without room).
 #   advise-rates        the predicted promotions per second lie within RATES times the measured ones
 #                       either way: advise replays the DAMON recording over its own 30 s (it fits the
 #                       scale of a trace without a clock to the recording's time), so the simulated
 #                       policy's moves per second are per second of the program's time, as the live
-#                       ones are. Over twelve runs (2026-11-27) they were 0.65-1.9x the measured ones;
+#                       ones are. Over 23 runs (2026-11-27/28) they were 0.52-2.0x the measured ones;
 #                       before the fit the replay lasted ~1.6 s and they were 100-330x.
-# The hot set's weighted fast-tier residency, predicted (where the simulated policy leaves it at the
-# end of the replay, the mean over 5 seeds of the simulator) and measured (the last query of the
-# deployment), is printed with the gap between them, not asserted: the live placement of the same
-# program moved 51-76% between deployments (54-64% in six runs of this scenario alone, 51-76% in
-# five runs of the whole suite), while the prediction stays at 46-52% as a five-seed mean
-# (docs/BENCHMARKS.md, "advise --deploy"). The deploy line is printed as a VMBENCH line, and the
-# hot set's node-0 share every 10 s of the deployment.
+# The deploy line is printed as a VMBENCH line, and the hot set's node-0 share every 10 s of the
+# deployment with tierkit's room on node 0.
 # vmtest-timeout: 600
 . /vmtest/guest/lib.sh
-MIB=128 SHARE=32 REC=30 RUN=60 HOLD=8 RATES=3
+MIB=128 SHARE=32 REC=30 RUN=60 HOLD=8 RATES=3 PLACE=15
 ZIPF="zipf_reader --mib $MIB --first-touch-node 1 --cluster-pages 64"
 
-trap 'echo 0 > $HP' EXIT
+small_pcp_lists
 echo 0 > $HP
 echo "  node0: $(node0_share $SHARE)"
 
+# room0: tierkit's room on node 0 in base pages (`tierkit topology`: what it may still move there,
+# above the kernel's high watermarks and its margin of 1% of the node).
+room0() { tierkit topology --json | awk '/"headroom_pages"/ { h = $2 } /"id": 0,/ { sub(/,/, "", h); print h; exit }'; }
+# fast_room PAGES: reserves or frees node 0's huge pages once, so that tierkit's room on node 0 is
+# about PAGES base pages: the fast tier the prediction gave the policy. Set at the deployed run's
+# READY: what advise's recording, its simulation and the trace in /tmp took on node 0 since the share
+# was set (about 25 MiB) left the deployed policy almost no room, and the margin keeps ~10 MiB of the
+# share from it.
+fast_room() {
+    before=$(room0)
+    extra=$(((before - $1) / 512))
+    if [ "$extra" != 0 ]; then
+        echo $(($(cat $HP) + extra)) > $HP
+        echo 1 > /proc/sys/vm/compact_memory
+    fi
+    echo "  node 0 at the deployed run's READY: tierkit's room ${before} pages, $(room0) after $extra huge pages (goal $1)"
+}
 # running PID: whether PID runs (a zombie, exited but not yet waited for, does not).
 running() { [ -r /proc/$1/stat ] && ! grep -q '^[0-9]* ([^)]*) Z' /proc/$1/stat; }
 # until_line FILE REGEX SECONDS [N]: as wait_line for the Nth matching line (default 1), but gives
@@ -61,6 +88,7 @@ grep -o '"address": "0x[0-9a-f]*"' /tmp/ad-info.json | cut -d'"' -f4 | head -n $
 echo "  trace: $pages pages, hot set (a quarter) $(wc -l < /tmp/ad-hot.txt) pages"
 ready=$(until_line /tmp/ad.err '^READY' 600 2)
 wpid=$(kv pid "$ready")
+fast_room $k
 series="" t=0
 while [ -n "$wpid" ] && running "$wpid"; do
     if grep -q '^HOLD ' /tmp/ad.err; then
@@ -68,12 +96,12 @@ while [ -n "$wpid" ] && running "$wpid"; do
         break
     fi
     sleep 1; t=$((t + 1))
-    [ $((t % 10)) = 0 ] && series="$series ${t}:$(share 0 "$(placement "$wpid" /tmp/ad-hot.txt)")"
+    [ $((t % 10)) = 0 ] && series="$series ${t}:$(share 0 "$(placement "$wpid" /tmp/ad-hot.txt)")/$(room0)"
 done
 wait $apid; arc=$?
 sed 's/^/  advise: /' /tmp/ad.out | sed -n '/deployed:/,$p'
 grep -E '^(READY|ending|CHECKSUM|HOLD|recorded|tierkit: ended)' /tmp/ad.err | sed 's/^/  advise stderr: /'
-echo "  hot set on node 0 during the deployment (about every 10 s; poll:%):$series"
+echo "  hot set on node 0 during the deployment (about every 10 s; poll:%/tierkit's room there, pages):$series"
 deploy=$(grep '^deploy: ' /tmp/ad.out)
 
 linux64 -R $ZIPF --seconds 20 --hold $HOLD > /tmp/ad-none.out 2>&1 &
@@ -103,6 +131,13 @@ fi
 gap=$(echo "$deploy" | tr ' ' '\n' | awk -F= '$1 == "predicted_hot_fast" { p = $2 } $1 == "measured_hot_fast" { m = $2 }
     END { if (p ~ /^[0-9.]+$/ && m ~ /^[0-9.]+$/) { d = (p - m) * 100; if (d < 0) d = -d; printf "%d", d + 0.5 } }')
 echo "  weighted hot set on node 0: predicted $(kv predicted_hot_fast "$deploy") measured $(kv measured_hot_fast "$deploy"), ${gap:-?} points apart"
+# inside: whether the measured residency lies within the five seeds' predicted range widened by PLACE
+# points either way.
+lo=$(kv predicted_hot_fast_min "$deploy") hi=$(kv predicted_hot_fast_max "$deploy") m=$(kv measured_hot_fast "$deploy")
+inside=$(awk -v lo="$lo" -v hi="$hi" -v m="$m" -v w=$PLACE 'BEGIN {
+    if (lo ~ /^[0-9.]+$/ && hi ~ /^[0-9.]+$/ && m ~ /^[0-9.]+$/ && m * 100 >= lo * 100 - w && m * 100 <= hi * 100 + w) print "yes" }')
+detail="hot set on node 0 (weighted): measured ${m:-none}, predicted $(kv predicted_hot_fast "$deploy") over seeds ${lo:-?}-${hi:-?} (within ${PLACE} points of that range)"
+if [ "$inside" = yes ]; then pass advise-placement "$detail"; else fail advise-placement "$detail"; fi
 # within: whether the predicted promotions per second are within RATES times the measured ones either way.
 p=$(kv predicted_promotions_per_s "$deploy") m=$(kv measured_promotions_per_s "$deploy")
 within=$(awk -v p="$p" -v m="$m" -v k=$RATES 'BEGIN { if (p > 0 && m > 0 && p <= k * m && m <= k * p) print "yes" }')

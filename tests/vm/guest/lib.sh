@@ -71,6 +71,18 @@ node0_share() {
     echo "hugepages=$(cat $HP) node0_free=${free}MiB high_wmark=${high}MiB above_high=$((free - high))MiB tries=$try"
 }
 
+# small_pcp_lists: keeps the kernel's per-CPU free lists small for the rest of the scenario, and at
+# its exit gives node 0's huge pages back and restores the lists' size. The lists hold freed pages
+# (here up to 27 MiB a CPU) that tierkit's room on node 0 counts but huge pages cannot be reserved
+# from: with lists that large node 0's real room drifted 10-40 MiB above node0_share's share, enough
+# to take in the cold set too, and the hot set's placement followed the drift.
+PCP=/proc/sys/vm/percpu_pagelist_high_fraction
+small_pcp_lists() {
+    pcp_was=$(cat $PCP)
+    echo 100000 > $PCP
+    trap 'echo 0 > $HP; echo $pcp_was > $PCP' EXIT
+}
+
 # kdamonds_on [PID]: the kdamonds that are on (and, given PID, monitor PID), as "N:pid,pid".
 kdamonds_on() {
     for d in /sys/kernel/mm/damon/admin/kdamonds/[0-9]*; do
