@@ -2,16 +2,16 @@
 //! every result also expressed as a fraction of the all-local and oracle references.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use tierkit_core::policies::PolicySetup;
 
 use crate::catalog;
-use crate::engine::{run_until, RunSpec, Subject};
+use crate::engine::{run_recorded, RunSpec, Subject};
 use crate::model::MachineConfig;
 use crate::result::RunResult;
-use crate::workload::WorkloadSpec;
+use crate::workload::{Recorded, WorkloadSpec};
 use crate::SimError;
 
 /// The ratios `tierkit compare` uses by default (FreqTier Tables II–V and HybridTier §5
@@ -170,6 +170,9 @@ pub fn compare_until(
             }
         }
     }
+    let records: Vec<Shared> = (0..grid.workloads.len())
+        .map(|w| Shared::new(jobs.iter().filter(|j| j.workload == w).count()))
+        .collect();
     let results: Vec<Mutex<Option<Result<RunResult, SimError>>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let finished = AtomicUsize::new(0);
@@ -183,7 +186,12 @@ pub fn compare_until(
                 let Some(job) = jobs.get(i) else { break };
                 let w = &grid.workloads[job.workload];
                 let spec = grid.run_spec(w, job.ratio);
-                let out = match run_until(&spec, Subject::Named(job.policy.clone()), &mut |_| {}, stop) {
+                let shared = &records[job.workload];
+                let out = shared.get(w, stop).and_then(|recorded| {
+                    run_recorded(&spec, recorded.as_ref(), Subject::Named(job.policy.clone()), &mut |_| {}, stop)
+                });
+                shared.release();
+                let out = match out {
                     Ok(Some(result)) => Ok(result),
                     Ok(None) => break,
                     Err(e) => Err(e),
@@ -228,6 +236,52 @@ pub fn compare_until(
         }
     }
     Ok(Some(rows))
+}
+
+/// One workload's stream, recorded by its first run to start and replayed by the others
+/// (see [`Recorded`]), dropped once its last run is done.
+struct Shared {
+    record: Mutex<Record>,
+    /// Runs still to finish.
+    left: AtomicUsize,
+}
+
+enum Record {
+    NotYet,
+    /// The record, or `None` where the stream is not recorded and each run builds it.
+    Made(Option<Arc<Recorded>>),
+}
+
+impl Shared {
+    fn new(runs: usize) -> Self {
+        Self { record: Mutex::new(Record::NotYet), left: AtomicUsize::new(runs) }
+    }
+
+    /// The record of `spec`'s stream, made by the first caller while the others wait.
+    /// A stream that fails to record is built by each run (which reports its error).
+    fn get(&self, spec: &WorkloadSpec, stop: &AtomicBool) -> Result<Option<Arc<Recorded>>, SimError> {
+        let mut record = self.record.lock().expect("no panics while holding the lock");
+        if let Record::Made(r) = &*record {
+            return Ok(r.clone());
+        }
+        let made = Recorded::record(spec, stop);
+        let shared = match made {
+            Ok(r) => r.map(Arc::new),
+            Err(e) => {
+                *record = Record::Made(None);
+                return Err(e);
+            }
+        };
+        *record = Record::Made(shared.clone());
+        Ok(shared)
+    }
+
+    /// One run is done; the last drops the record.
+    fn release(&self) {
+        if self.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            *self.record.lock().expect("no panics while holding the lock") = Record::Made(None);
+        }
+    }
 }
 
 /// The built-in default suite: one workload per access pattern the papers evaluate,

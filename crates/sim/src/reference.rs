@@ -22,7 +22,7 @@ use tierkit_core::{Memory, MoveStatus, Page, TierId};
 
 use crate::machine::Machine;
 use crate::model::MachineConfig;
-use crate::workload::{self, Access, WorkloadSpec};
+use crate::workload::{Access, Workload};
 use crate::SimError;
 
 /// A reference placement.
@@ -70,17 +70,17 @@ pub(crate) struct Oracle {
 }
 
 impl Oracle {
-    /// Runs `spec` once to learn its future. `capacity` is the fast pages to fill.
-    /// `Ok(None)` when `stop` was set before the end (see [`crate::engine::run_until`]).
+    /// Runs the stream `wl` (freshly opened) once to learn its future. `capacity` is the
+    /// fast pages to fill. `Ok(None)` when `stop` was set before the end (see
+    /// [`crate::engine::run_until`]).
     pub(crate) fn learn(
-        spec: &WorkloadSpec,
+        mut wl: Box<dyn Workload>,
         epochs: u64,
         capacity: u64,
         cfg: &MachineConfig,
         scale: u64,
         stop: &AtomicBool,
     ) -> Result<Option<Self>, SimError> {
-        let mut wl = workload::build(spec)?;
         let pages = wl.pages() as usize;
         let epoch_len = wl.len().div_ceil(epochs).max(1);
         let mut counts = vec![0u32; pages];
@@ -122,12 +122,12 @@ impl Oracle {
 
     /// The static variant: one epoch over the whole run, no migration.
     pub(crate) fn learn_static(
-        spec: &WorkloadSpec,
+        wl: Box<dyn Workload>,
         capacity: u64,
         cfg: &MachineConfig,
         stop: &AtomicBool,
     ) -> Result<Option<Self>, SimError> {
-        let Some(mut o) = Self::learn(spec, 1, capacity, cfg, 1, stop)? else { return Ok(None) };
+        let Some(mut o) = Self::learn(wl, 1, capacity, cfg, 1, stop)? else { return Ok(None) };
         for &(p, _) in &o.epochs[0] {
             o.want_fast[p as usize] = true;
         }

@@ -13,13 +13,14 @@
 //! per chunk `fill`, `accesses`, `time`, `drive` and `record` ([`steps`]), and `finish`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use tierkit_core::Policy;
 
 use crate::model::MachineConfig;
 use crate::reference::Reference;
 use crate::result::RunResult;
-use crate::workload::WorkloadSpec;
+use crate::workload::{Recorded, WorkloadSpec};
 use crate::SimError;
 
 mod setup;
@@ -139,7 +140,20 @@ pub fn run_until(
     progress: &mut dyn FnMut(u64),
     stop: &AtomicBool,
 ) -> Result<Option<RunResult>, SimError> {
-    let Some(mut run) = steps::Run::prepare(spec, subject, stop)? else {
+    run_recorded(spec, None, subject, progress, stop)
+}
+
+/// [`run_until`] on `recorded`, the record of `spec`'s workload, when given: the stream
+/// is replayed from it rather than built (a comparison records each workload once for
+/// all its runs). The result is the same.
+pub fn run_recorded(
+    spec: &RunSpec,
+    recorded: Option<&Arc<Recorded>>,
+    subject: Subject,
+    progress: &mut dyn FnMut(u64),
+    stop: &AtomicBool,
+) -> Result<Option<RunResult>, SimError> {
+    let Some(mut run) = steps::Run::prepare(spec, recorded, subject, stop)? else {
         return Ok(None);
     };
     run.initialize();

@@ -3,6 +3,7 @@
 //! oracle's learning pass, the sources, and the initialization touch of every page.
 
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use tierkit_core::policies::PolicySetup;
 use tierkit_core::{Driver, Mover, Nanos, MILLISECOND, PAGE_SIZE};
@@ -17,21 +18,26 @@ use crate::model::AppModel;
 use crate::plain_cache::PlainCache;
 use crate::reference::{Oracle, Reference, ORACLE_EPOCHS};
 use crate::sources::Sources;
-use crate::workload;
+use crate::workload::{self, Recorded};
 use crate::SimError;
 use crate::{budget, catalog};
 
 impl<'s> Run<'s> {
     /// Everything [`Run`] needs before its first chunk; `None` when `stop` was set
     /// during an oracle's learning pass.
-    pub(super) fn prepare(spec: &'s RunSpec, subject: Subject, stop: &AtomicBool) -> Result<Option<Self>, SimError> {
+    pub(super) fn prepare(
+        spec: &'s RunSpec,
+        recorded: Option<&Arc<Recorded>>,
+        subject: Subject,
+        stop: &AtomicBool,
+    ) -> Result<Option<Self>, SimError> {
         spec.machine.validate()?;
         let mut cfg = spec.machine.clone();
         if spec.cache_mode {
             cfg.alloc_watermark = 0.0;
         }
         let name = subject.name();
-        let wl = workload::build(&spec.workload)?;
+        let wl = workload::open(&spec.workload, recorded)?;
         let clock = if spec.follow_clock { wl.clock() } else { None };
         let scale = match clock {
             Some(c) => {
@@ -81,13 +87,13 @@ impl<'s> Run<'s> {
         let (policy, oracle) = match subject {
             Subject::Policy(p) => (Some(p), None),
             Subject::Reference(Reference::StaticOracle) => {
-                match Oracle::learn_static(&spec.workload, fast_fill, &cfg, stop)? {
+                match Oracle::learn_static(workload::open(&spec.workload, recorded)?, fast_fill, &cfg, stop)? {
                     Some(o) => (None, Some(o)),
                     None => return Ok(None),
                 }
             }
             Subject::Reference(Reference::Oracle) => {
-                match Oracle::learn(&spec.workload, ORACLE_EPOCHS, fast_fill, &cfg, scale, stop)? {
+                match Oracle::learn(workload::open(&spec.workload, recorded)?, ORACLE_EPOCHS, fast_fill, &cfg, scale, stop)? {
                     Some(o) => (None, Some(o)),
                     None => return Ok(None),
                 }

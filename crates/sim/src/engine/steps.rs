@@ -125,28 +125,17 @@ impl Run<'_> {
             cache.run(&self.buf, &mut self.machine, counts);
             // The policy samples every access (period 1); the cache saw each itself.
             chunk.counted += self.sources.sampled_all(chunk.n as u64);
-        } else {
-            for (i, a) in self.buf.iter().enumerate() {
-                if let Some(ahead) = self.buf.get(i + 16) {
+        } else if self.watched() {
+            let buf = std::mem::take(&mut self.buf);
+            let clock = |i: usize| move || (t0 + i as f64 * spacing) as Nanos;
+            for (i, a) in buf.iter().enumerate() {
+                if let Some(ahead) = buf.get(i + 16) {
                     self.machine.prefetch(ahead.page);
                 }
-                let time = (t0 + i as f64 * spacing) as Nanos;
-                let tier = match self.machine.tier_index(a.page) {
-                    Some(t) => t,
-                    None => {
-                        let fast_ok = self.oracle.as_ref().is_none_or(|o| o.wants_fast(a.page));
-                        let t = self.machine.first_touch(a.page, fast_ok);
-                        self.sources.on_alloc(a.page, self.wl.kind(a.page), t, &mut self.events);
-                        self.misses += (t == 0) as u64; // a first touch of the slow tier is counted below
-                        t
-                    }
-                };
+                let tier = self.place(a);
                 if self.shadows && a.write {
-                    chunk.write_stall += self.machine.write(a.page, time);
+                    chunk.write_stall += self.machine.write(a.page, clock(i)());
                 }
-                self.counts[tier as usize] += 1;
-                a.class.count(&mut self.classed, tier as usize);
-                self.misses += (tier != 0) as u64;
                 if tier != 0 && self.spec.measure_acr {
                     self.acr.slow_access(a.page);
                 }
@@ -154,7 +143,7 @@ impl Run<'_> {
                     self.hot.access(a.page);
                 }
                 chunk.counted += self.sources.sampler_counts(tier) as u64;
-                self.sources.on_access(a, tier, time, &mut self.events);
+                self.sources.on_access(a, tier, clock(i), &mut self.events);
                 if self.spec.cache_mode && !self.events.is_empty() {
                     if let Some(d) = self.driver.as_mut() {
                         d.on_events(&self.events, &self.machine);
@@ -164,8 +153,49 @@ impl Run<'_> {
                     self.events.clear();
                 }
             }
+            self.buf = buf;
+        } else {
+            // Nothing watches the accesses (`none`, a reference): place and count only.
+            let buf = std::mem::take(&mut self.buf);
+            for (i, a) in buf.iter().enumerate() {
+                if let Some(ahead) = buf.get(i + 16) {
+                    self.machine.prefetch(ahead.page);
+                }
+                self.place(a);
+            }
+            self.buf = buf;
         }
         self.done += chunk.n as u64;
+    }
+
+    /// Whether anything but the per-tier counts looks at each access: a source, the
+    /// shadows' write tracking, the access-count ratio, the hot set, or a cache-mode
+    /// policy acting before the next access.
+    fn watched(&self) -> bool {
+        !self.sources.watch_nothing()
+            || self.shadows
+            || self.spec.measure_acr
+            || self.spec.measure_hot
+            || self.spec.cache_mode
+    }
+
+    /// The tier serving access `a` (placing its page on first touch) after counting it.
+    #[inline(always)]
+    fn place(&mut self, a: &Access) -> u8 {
+        let tier = match self.machine.tier_index(a.page) {
+            Some(t) => t,
+            None => {
+                let fast_ok = self.oracle.as_ref().is_none_or(|o| o.wants_fast(a.page));
+                let t = self.machine.first_touch(a.page, fast_ok);
+                self.sources.on_alloc(a.page, self.wl.kind(a.page), t, &mut self.events);
+                self.misses += (t == 0) as u64; // a first touch of the slow tier is counted below
+                t
+            }
+        };
+        self.counts[tier as usize] += 1;
+        a.class.count(&mut self.classed, tier as usize);
+        self.misses += (tier != 0) as u64;
+        tier
     }
 
     /// Solves the chunk's wall time from its per-tier counts plus the tiering work since

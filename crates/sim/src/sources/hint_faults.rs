@@ -29,9 +29,10 @@ impl HintScanner {
     }
 
     #[inline(always)]
-    pub(crate) fn on_access(&mut self, page: u64, tier: u8, time: Nanos, events: &mut Vec<Event>) {
+    pub(crate) fn on_access(&mut self, page: u64, tier: u8, time: impl Fn() -> Nanos, events: &mut Vec<Event>) {
         let p = &mut self.protected[page as usize];
         if *p != 0 {
+            let time = time();
             events.push(Event::HintFault {
                 page,
                 tier: TierId(tier),
@@ -88,13 +89,13 @@ mod tests {
         s.advance(0, &m);
         assert_eq!(s.protected_pages, 10);
         let mut ev = Vec::new();
-        s.on_access(3, 0, 50, &mut ev); // fast page: TPP never protects it
-        s.on_access(49, 1, 70, &mut ev);
-        s.on_access(49, 1, 80, &mut ev); // protection is gone after the fault
+        s.on_access(3, 0, || 50, &mut ev); // fast page: TPP never protects it
+        s.on_access(49, 1, || 70, &mut ev);
+        s.on_access(49, 1, || 80, &mut ev); // protection is gone after the fault
         assert_eq!(ev, [Event::HintFault { page: 49, tier: TierId(1), since_protect: 70, time: 70 }]);
         s.advance(2500, &m); // two more periods: 20 more pages, continuing from the cursor
         assert_eq!(s.protected_pages, 30);
-        s.on_access(69, 1, 2600, &mut ev);
+        s.on_access(69, 1, || 2600, &mut ev);
         assert_eq!(ev.len(), 2);
         assert!(matches!(ev[1], Event::HintFault { since_protect: 600, .. }));
     }

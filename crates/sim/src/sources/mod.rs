@@ -112,14 +112,21 @@ impl Sources {
         }
     }
 
-    /// One access served by `tier` at `time`.
+    /// Whether no source watches accesses (a run without a policy's sources, such as
+    /// `none` or a reference): the engine then skips [`Sources::on_access`].
+    pub(crate) fn watch_nothing(&self) -> bool {
+        self.sampler.is_none() && self.hints.is_none() && self.accessed.is_none() && self.device.is_none()
+    }
+
+    /// One access served by `tier` at `time()` (called only for an access that becomes
+    /// an event).
     #[inline(always)]
-    pub(crate) fn on_access(&mut self, a: &Access, tier: u8, time: Nanos, events: &mut Vec<Event>) {
+    pub(crate) fn on_access(&mut self, a: &Access, tier: u8, time: impl Fn() -> Nanos, events: &mut Vec<Event>) {
         if let Some(s) = &mut self.sampler {
-            s.on_access(a, tier, time, events);
+            s.on_access(a, tier, &time, events);
         }
         if let Some(h) = &mut self.hints {
-            h.on_access(a.page, tier, time, events);
+            h.on_access(a.page, tier, &time, events);
         }
         if let Some(x) = &mut self.accessed {
             x.on_access(a.page);

@@ -89,7 +89,7 @@ impl Sampler {
     }
 
     #[inline(always)]
-    pub(crate) fn on_access(&mut self, a: &Access, tier: u8, time: Nanos, events: &mut Vec<Event>) {
+    pub(crate) fn on_access(&mut self, a: &Access, tier: u8, time: impl Fn() -> Nanos, events: &mut Vec<Event>) {
         if !self.counts(tier) {
             return;
         }
@@ -98,7 +98,7 @@ impl Sampler {
             self.taken += 1;
             let word = self.config.words.then_some(a.word);
             let stall_ns = self.stalls.get(tier as usize).map(|s| s[a.class as usize]);
-            events.push(Event::Sample { page: a.page, tier: TierId(tier), word, write: a.write, time, stall_ns });
+            events.push(Event::Sample { page: a.page, tier: TierId(tier), word, write: a.write, time: time(), stall_ns });
             self.countdown = self.next_countdown();
         }
     }
@@ -115,7 +115,7 @@ mod tests {
             s.on_access(
                 &Access { page: i, word: (i % 64) as u8, write: i % 2 == 0, class: MlpClass::Default },
                 tier_of(i),
-                i,
+                || i,
                 &mut ev,
             );
         }
@@ -138,12 +138,12 @@ mod tests {
         let mut s = Sampler::new(Sampling::every(1), 1);
         let mut ev = Vec::new();
         let access = |class| Access { page: 1, word: 0, write: false, class };
-        s.on_access(&access(MlpClass::Dependent), 1, 0, &mut ev);
+        s.on_access(&access(MlpClass::Dependent), 1, || 0, &mut ev);
         s.set_stalls(&[80.0, 120.0], [4.0, 1.0, 10.0]);
         for class in [MlpClass::Default, MlpClass::Dependent, MlpClass::Streaming] {
-            s.on_access(&access(class), 1, 0, &mut ev);
+            s.on_access(&access(class), 1, || 0, &mut ev);
         }
-        s.on_access(&access(MlpClass::Dependent), 0, 0, &mut ev);
+        s.on_access(&access(MlpClass::Dependent), 0, || 0, &mut ev);
         let stalls: Vec<Option<f32>> =
             ev.iter().map(|e| if let Event::Sample { stall_ns, .. } = *e { stall_ns } else { None }).collect();
         // Before any latency is known the stall is not reported.

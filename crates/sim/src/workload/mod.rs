@@ -17,6 +17,7 @@ use crate::error::SimError;
 pub use crate::model::MlpClass;
 
 pub use heat::page_heat;
+pub use recorded::{open, Recorded};
 
 mod cachelib;
 mod chase_stream;
@@ -29,6 +30,7 @@ mod resize;
 mod scan;
 mod sparse_kv;
 mod xgboost;
+mod recorded;
 mod ycsb;
 mod zipf;
 
