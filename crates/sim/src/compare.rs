@@ -170,9 +170,8 @@ pub fn compare_until(
             }
         }
     }
-    let records: Vec<Shared> = (0..grid.workloads.len())
-        .map(|w| Shared::new(jobs.iter().filter(|j| j.workload == w).count()))
-        .collect();
+    let records: Vec<Shared> =
+        (0..grid.workloads.len()).map(|w| Shared::new(jobs.iter().filter(|j| j.workload == w).count())).collect();
     let results: Vec<Mutex<Option<Result<RunResult, SimError>>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let finished = AtomicUsize::new(0);

@@ -93,7 +93,14 @@ impl<'s> Run<'s> {
                 }
             }
             Subject::Reference(Reference::Oracle) => {
-                match Oracle::learn(workload::open(&spec.workload, recorded)?, ORACLE_EPOCHS, fast_fill, &cfg, scale, stop)? {
+                match Oracle::learn(
+                    workload::open(&spec.workload, recorded)?,
+                    ORACLE_EPOCHS,
+                    fast_fill,
+                    &cfg,
+                    scale,
+                    stop,
+                )? {
                     Some(o) => (None, Some(o)),
                     None => return Ok(None),
                 }

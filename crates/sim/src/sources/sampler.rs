@@ -98,7 +98,14 @@ impl Sampler {
             self.taken += 1;
             let word = self.config.words.then_some(a.word);
             let stall_ns = self.stalls.get(tier as usize).map(|s| s[a.class as usize]);
-            events.push(Event::Sample { page: a.page, tier: TierId(tier), word, write: a.write, time: time(), stall_ns });
+            events.push(Event::Sample {
+                page: a.page,
+                tier: TierId(tier),
+                word,
+                write: a.write,
+                time: time(),
+                stall_ns,
+            });
             self.countdown = self.next_countdown();
         }
     }

@@ -26,11 +26,11 @@ mod gups;
 mod heat;
 mod hotset_shift;
 mod llc_view;
+mod recorded;
 mod resize;
 mod scan;
 mod sparse_kv;
 mod xgboost;
-mod recorded;
 mod ycsb;
 mod zipf;
 

@@ -193,6 +193,7 @@ mod tests {
             let fresh = build(&spec).unwrap();
             let replay = open(&spec, Some(&rec)).unwrap();
             assert_eq!((replay.pages(), replay.len(), replay.clock()), (fresh.pages(), fresh.len(), fresh.clock()));
+            assert_eq!(fresh.clock().is_some(), spec.options.contains_key("instructions"), "{}", spec.name);
             let (a, ia) = drain(fresh, &[4096, 17, 1000]);
             let (b, ib) = drain(replay, &[4096, 17, 1000]);
             assert_eq!(a, b, "{}", spec.name);
