@@ -21,8 +21,11 @@ use crate::workload::Access;
 
 const NIL: u32 = u32::MAX;
 
-/// Accesses ahead of the current one whose links are prefetched.
+/// Accesses ahead of the current one whose placement and links are prefetched.
 const AHEAD: usize = 12;
+/// Accesses ahead of the current one whose neighbours' links are prefetched (the links
+/// themselves arrived since [`AHEAD`]).
+const NEAR: usize = 6;
 
 /// What a chunk adds to the run's counters.
 pub(crate) struct ChunkCounts<'a> {
@@ -77,6 +80,12 @@ impl PlainCache {
 /// What a replacement policy decides; the loop in [`replay`] does the placement.
 trait Replacement {
     fn prefetch(&self, page: u32);
+    /// A second stage, once `page`'s own entry is in the cache: what touching it will
+    /// also load (an LRU's neighbours).
+    fn prefetch_near(&self, page: u32);
+    /// Prefetches what the next eviction reads and returns its likely victim, whose
+    /// placement the caller prefetches.
+    fn prepare_eviction(&self) -> Option<u32>;
     /// A page first touched in the fast tier.
     fn admitted(&mut self, page: u32);
     /// A fast-tier access to a page already there.
@@ -94,6 +103,9 @@ fn replay<R: Replacement>(r: &mut R, accesses: &[Access], machine: &mut Machine,
         if let Some(ahead) = accesses.get(i + AHEAD) {
             machine.prefetch(ahead.page);
             r.prefetch(ahead.page as u32);
+        }
+        if let Some(near) = accesses.get(i + NEAR) {
+            r.prefetch_near(near.page as u32);
         }
         let page = a.page as u32;
         let (tier, first) = match machine.tier_index(a.page) {
@@ -121,6 +133,9 @@ fn replay<R: Replacement>(r: &mut R, accesses: &[Access], machine: &mut Machine,
         if let Some(v) = victim {
             status.clear();
             machine.migrate(&[u64::from(v)], TierId(1), &mut status);
+            if let Some(next) = r.prepare_eviction() {
+                machine.prefetch(u64::from(next));
+            }
         }
         status.clear();
         machine.migrate(&[a.page], TierId::FAST, &mut status);
@@ -177,6 +192,22 @@ impl Replacement for DenseLru {
     #[inline(always)]
     fn prefetch(&self, page: u32) {
         prefetch(&self.links, page);
+    }
+
+    #[inline(always)]
+    fn prefetch_near(&self, page: u32) {
+        if let Some(&[prev, next]) = self.links.get(page as usize) {
+            prefetch(&self.links, prev);
+            prefetch(&self.links, next);
+        }
+    }
+
+    #[inline(always)]
+    fn prepare_eviction(&self) -> Option<u32> {
+        let t = self.tail;
+        let &[prev, _] = self.links.get(t as usize)?;
+        prefetch(&self.links, prev);
+        Some(t)
     }
 
     fn admitted(&mut self, page: u32) {
@@ -255,6 +286,18 @@ impl Replacement for DenseClock {
     #[inline(always)]
     fn prefetch(&self, page: u32) {
         prefetch(&self.slot, page);
+    }
+
+    #[inline(always)]
+    fn prefetch_near(&self, page: u32) {
+        if let Some(&i) = self.slot.get(page as usize) {
+            prefetch(&self.ring, i);
+        }
+    }
+
+    #[inline(always)]
+    fn prepare_eviction(&self) -> Option<u32> {
+        self.ring.get(self.hand).map(|&(page, _)| page).filter(|&p| p != NIL)
     }
 
     /// Allocation does not reference the page (a cache inserts on a miss without the bit).
