@@ -288,16 +288,14 @@ impl Replacement for DenseClock {
         prefetch(&self.slot, page);
     }
 
+    /// Nothing: a hit only sets the referenced bit of its ring entry.
     #[inline(always)]
-    fn prefetch_near(&self, page: u32) {
-        if let Some(&i) = self.slot.get(page as usize) {
-            prefetch(&self.ring, i);
-        }
-    }
+    fn prefetch_near(&self, _page: u32) {}
 
+    /// The hand may pass referenced pages first: nothing is prefetched.
     #[inline(always)]
     fn prepare_eviction(&self) -> Option<u32> {
-        self.ring.get(self.hand).map(|&(page, _)| page).filter(|&p| p != NIL)
+        None
     }
 
     /// Allocation does not reference the page (a cache inserts on a miss without the bit).
