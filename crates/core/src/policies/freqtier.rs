@@ -128,6 +128,10 @@ impl Counts {
 }
 
 impl FrequencySketch for Counts {
+    fn prefetch(&self, page: Page) {
+        self.filter.prefetch(page);
+    }
+
     fn get(&self, page: Page) -> u32 {
         self.filter.get(page)
     }

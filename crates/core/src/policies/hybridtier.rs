@@ -53,6 +53,10 @@ use crate::telemetry::Telemetry;
 use crate::types::{Nanos, Page, TierId, HUGE_PAGE_PAGES, SECOND};
 use crate::{Event, ParamError};
 
+/// Scanned pages ahead of the one being judged whose filter lines the demotion scan
+/// prefetches.
+const SCAN_PREFETCH_AHEAD: usize = 8;
+
 /// Parameters of [`HybridTierPolicy`].
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
@@ -203,6 +207,10 @@ struct Frequency {
 }
 
 impl FrequencySketch for Frequency {
+    fn prefetch(&self, page: Page) {
+        self.filter.prefetch(page >> self.shift);
+    }
+
     fn get(&self, page: Page) -> u32 {
         self.filter.get(page >> self.shift)
     }
@@ -461,7 +469,13 @@ impl HybridTierPolicy {
         let wanted = needed;
         let mut pass = ScanPass::new(&self.cursor);
         while needed > 0 && pass.next(ctx.mem, &mut self.cursor, self.params.scan_batch, &mut self.scratch) {
-            for r in &self.scratch {
+            for (i, r) in self.scratch.iter().enumerate() {
+                if let Some(ahead) = self.scratch.get(i + SCAN_PREFETCH_AHEAD) {
+                    self.frequency.prefetch(ahead.page);
+                    if let Some(m) = &self.momentum {
+                        m.filter.prefetch(ahead.page >> self.frequency.shift);
+                    }
+                }
                 if needed == 0 || r.tier != TierId::FAST || self.high_momentum(r.page) {
                     continue;
                 }

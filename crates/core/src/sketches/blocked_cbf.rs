@@ -166,6 +166,11 @@ impl BlockedCountingBloomFilter {
 
 impl FrequencySketch for BlockedCountingBloomFilter {
     #[inline]
+    fn prefetch(&self, page: Page) {
+        crate::prefetch::prefetch(&self.lines[self.line_of(hash_page(page, self.seed))]);
+    }
+
+    #[inline]
     fn get(&self, page: Page) -> u32 {
         let h = hash_page(page, self.seed);
         let mut line = self.lines[self.line_of(h)].0; // a 64-byte copy: reads never write

@@ -58,6 +58,11 @@ impl ExactCounter {
 
 impl FrequencySketch for ExactCounter {
     #[inline]
+    fn prefetch(&self, page: Page) {
+        self.table.prefetch(page);
+    }
+
+    #[inline]
     fn get(&self, page: Page) -> u32 {
         self.table.get(page).unwrap_or(0)
     }

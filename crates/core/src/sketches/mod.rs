@@ -54,6 +54,10 @@ pub trait FrequencySketch {
         self.increase(page, 1)
     }
 
+    /// Starts loading what [`get`](Self::get) and [`increase`](Self::increase) of `page`
+    /// read (a hint for walking a batch a few pages ahead; nothing by default).
+    fn prefetch(&self, _page: Page) {}
+
     /// Counts `amount` accesses at once (increment coalescing, FreqTier §V-C-c); returns
     /// the new estimate. Saturates at [`max_count`](Self::max_count).
     fn increase(&mut self, page: Page, amount: u32) -> u32;
