@@ -255,14 +255,7 @@ impl Machine {
     /// ahead: the table is as large as the footprint and random lookups miss cache).
     #[inline(always)]
     pub fn prefetch(&self, page: u64) {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(byte) = self.place.get(page as usize) {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            // SAFETY: a prefetch is only a hint and never faults; the address is valid.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>((byte as *const u8).cast::<i8>()) };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = page;
+        crate::prefetch::prefetch_at(&self.place, page as usize);
     }
 
     /// First touch as Linux does it: the fast tier while its used pages are below the

@@ -17,6 +17,7 @@ use tierkit_core::{Memory, MoveStatus, TierId};
 
 use crate::acr::AccessCountRatio;
 use crate::machine::Machine;
+use crate::prefetch::prefetch_at;
 use crate::workload::Access;
 
 const NIL: u32 = u32::MAX;
@@ -191,14 +192,14 @@ impl DenseLru {
 impl Replacement for DenseLru {
     #[inline(always)]
     fn prefetch(&self, page: u32) {
-        prefetch(&self.links, page);
+        prefetch_at(&self.links, page as usize);
     }
 
     #[inline(always)]
     fn prefetch_near(&self, page: u32) {
         if let Some(&[prev, next]) = self.links.get(page as usize) {
-            prefetch(&self.links, prev);
-            prefetch(&self.links, next);
+            prefetch_at(&self.links, prev as usize);
+            prefetch_at(&self.links, next as usize);
         }
     }
 
@@ -206,7 +207,7 @@ impl Replacement for DenseLru {
     fn prepare_eviction(&self) -> Option<u32> {
         let t = self.tail;
         let &[prev, _] = self.links.get(t as usize)?;
-        prefetch(&self.links, prev);
+        prefetch_at(&self.links, prev as usize);
         Some(t)
     }
 
@@ -285,7 +286,7 @@ impl DenseClock {
 impl Replacement for DenseClock {
     #[inline(always)]
     fn prefetch(&self, page: u32) {
-        prefetch(&self.slot, page);
+        prefetch_at(&self.slot, page as usize);
     }
 
     /// Nothing: a hit only sets the referenced bit of its ring entry.
@@ -338,18 +339,6 @@ impl Replacement for DenseClock {
             self.len -= 1;
         }
     }
-}
-
-#[inline(always)]
-fn prefetch<T>(table: &[T], page: u32) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(entry) = table.get(page as usize) {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: a prefetch is only a hint and never faults; the address is valid.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((entry as *const T).cast::<i8>()) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (table, page);
 }
 
 #[cfg(test)]

@@ -131,6 +131,7 @@ impl Run<'_> {
             for (i, a) in buf.iter().enumerate() {
                 if let Some(ahead) = buf.get(i + 16) {
                     self.machine.prefetch(ahead.page);
+                    self.sources.prefetch(ahead.page);
                 }
                 let tier = self.place(a);
                 if self.shadows && a.write {

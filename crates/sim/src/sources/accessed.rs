@@ -73,6 +73,12 @@ impl AccessScanner {
         s
     }
 
+    /// Starts loading `page`'s last-seen interval, which [`Self::on_access`] reads.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, page: u64) {
+        crate::prefetch::prefetch_at(&self.last_seen, page as usize);
+    }
+
     #[inline(always)]
     pub(crate) fn on_access(&mut self, page: u64) {
         let seen = &mut self.last_seen[page as usize];

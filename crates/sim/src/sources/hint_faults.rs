@@ -28,6 +28,12 @@ impl HintScanner {
         Self { config, next_scan: 0, cursor: 0, protected: vec![0; pages as usize], faults: 0, protected_pages: 0 }
     }
 
+    /// Starts loading `page`'s protection stamp, which [`Self::on_access`] reads.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, page: u64) {
+        crate::prefetch::prefetch_at(&self.protected, page as usize);
+    }
+
     #[inline(always)]
     pub(crate) fn on_access(&mut self, page: u64, tier: u8, time: impl Fn() -> Nanos, events: &mut Vec<Event>) {
         let p = &mut self.protected[page as usize];

@@ -118,6 +118,18 @@ impl Sources {
         self.sampler.is_none() && self.hints.is_none() && self.accessed.is_none() && self.device.is_none()
     }
 
+    /// Starts loading the per-page entries [`Sources::on_access`] will read for `page`
+    /// (the engine calls it a few accesses ahead).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, page: u64) {
+        if let Some(h) = &self.hints {
+            h.prefetch(page);
+        }
+        if let Some(x) = &self.accessed {
+            x.prefetch(page);
+        }
+    }
+
     /// One access served by `tier` at `time()` (called only for an access that becomes
     /// an event).
     #[inline(always)]
