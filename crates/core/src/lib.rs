@@ -28,7 +28,7 @@ mod memory;
 mod mover;
 pub mod policies;
 pub mod policy;
-mod prefetch;
+pub mod prefetch;
 pub mod sketches;
 mod telemetry;
 mod types;

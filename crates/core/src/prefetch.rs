@@ -4,7 +4,7 @@
 /// Hints the CPU to start loading the cache line holding `value` (no effect on
 /// correctness; a no-op off x86-64).
 #[inline(always)]
-pub(crate) fn prefetch<T>(value: &T) {
+pub fn prefetch<T>(value: &T) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
@@ -14,4 +14,12 @@ pub(crate) fn prefetch<T>(value: &T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = value;
+}
+
+/// [`prefetch`] of `table[index]`; nothing for an index out of range.
+#[inline(always)]
+pub fn prefetch_at<T>(table: &[T], index: usize) {
+    if let Some(entry) = table.get(index) {
+        prefetch(entry);
+    }
 }

@@ -18,7 +18,6 @@ mod hot_set;
 pub mod machine;
 pub mod model;
 mod plain_cache;
-mod prefetch;
 pub mod profile;
 mod profile_cache;
 pub mod reference;

@@ -255,7 +255,7 @@ impl Machine {
     /// ahead: the table is as large as the footprint and random lookups miss cache).
     #[inline(always)]
     pub fn prefetch(&self, page: u64) {
-        crate::prefetch::prefetch_at(&self.place, page as usize);
+        tierkit_core::prefetch::prefetch_at(&self.place, page as usize);
     }
 
     /// First touch as Linux does it: the fast tier while its used pages are below the

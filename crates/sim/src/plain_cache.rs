@@ -13,11 +13,11 @@
 //! `tests/cache_mode.rs` checks that a run's result is the policy path's, field for
 //! field, apart from the size of the tracking structures.
 
+use tierkit_core::prefetch::prefetch_at;
 use tierkit_core::{Memory, MoveStatus, TierId};
 
 use crate::acr::AccessCountRatio;
 use crate::machine::Machine;
-use crate::prefetch::prefetch_at;
 use crate::workload::Access;
 
 const NIL: u32 = u32::MAX;
@@ -82,11 +82,13 @@ impl PlainCache {
 trait Replacement {
     fn prefetch(&self, page: u32);
     /// A second stage, once `page`'s own entry is in the cache: what touching it will
-    /// also load (an LRU's neighbours).
-    fn prefetch_near(&self, page: u32);
+    /// also load (an LRU's neighbours). Nothing by default.
+    fn prefetch_near(&self, _page: u32) {}
     /// Prefetches what the next eviction reads and returns its likely victim, whose
-    /// placement the caller prefetches.
-    fn prepare_eviction(&self) -> Option<u32>;
+    /// placement the caller prefetches. Nothing by default.
+    fn prepare_eviction(&self) -> Option<u32> {
+        None
+    }
     /// A page first touched in the fast tier.
     fn admitted(&mut self, page: u32);
     /// A fast-tier access to a page already there.
@@ -287,16 +289,6 @@ impl Replacement for DenseClock {
     #[inline(always)]
     fn prefetch(&self, page: u32) {
         prefetch_at(&self.slot, page as usize);
-    }
-
-    /// Nothing: a hit only sets the referenced bit of its ring entry.
-    #[inline(always)]
-    fn prefetch_near(&self, _page: u32) {}
-
-    /// The hand may pass referenced pages first: nothing is prefetched.
-    #[inline(always)]
-    fn prepare_eviction(&self) -> Option<u32> {
-        None
     }
 
     /// Allocation does not reference the page (a cache inserts on a miss without the bit).

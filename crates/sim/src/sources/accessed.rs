@@ -76,7 +76,7 @@ impl AccessScanner {
     /// Starts loading `page`'s last-seen interval, which [`Self::on_access`] reads.
     #[inline(always)]
     pub(crate) fn prefetch(&self, page: u64) {
-        crate::prefetch::prefetch_at(&self.last_seen, page as usize);
+        tierkit_core::prefetch::prefetch_at(&self.last_seen, page as usize);
     }
 
     #[inline(always)]

@@ -31,7 +31,7 @@ impl HintScanner {
     /// Starts loading `page`'s protection stamp, which [`Self::on_access`] reads.
     #[inline(always)]
     pub(crate) fn prefetch(&self, page: u64) {
-        crate::prefetch::prefetch_at(&self.protected, page as usize);
+        tierkit_core::prefetch::prefetch_at(&self.protected, page as usize);
     }
 
     #[inline(always)]

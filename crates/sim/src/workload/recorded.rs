@@ -65,17 +65,14 @@ impl Recorded {
         // With a clock, one access per call: the instructions are the workload's per access.
         let batch = if clock.is_some() { 1 } else { BATCH };
         let mut buf = Vec::with_capacity(batch);
-        let mut read = 0usize;
         loop {
-            if read % BATCH < batch && stop.load(Ordering::Relaxed) {
+            if stop.load(Ordering::Relaxed) {
                 return Ok(None);
             }
             buf.clear();
-            let n = wl.try_fill(&mut buf, batch)?;
-            if n == 0 {
+            if wl.try_fill(&mut buf, batch)? == 0 {
                 break;
             }
-            read += n;
             if clock.is_some() {
                 let Ok(gap) = u32::try_from(wl.take_instructions()) else { return Ok(None) };
                 r.instructions.push(gap);
@@ -93,22 +90,8 @@ impl Recorded {
     }
 
     /// Accesses recorded.
-    pub fn len(&self) -> u64 {
+    fn len(&self) -> u64 {
         self.page.len() as u64
-    }
-
-    /// True when the stream had no access.
-    pub fn is_empty(&self) -> bool {
-        self.page.is_empty()
-    }
-
-    /// Heap bytes the record holds.
-    pub fn heap_bytes(&self) -> usize {
-        self.page.capacity() * 4
-            + self.word.capacity()
-            + self.flags.capacity()
-            + self.instructions.capacity() * 4
-            + self.kinds.capacity() * std::mem::size_of::<PageKind>()
     }
 }
 
