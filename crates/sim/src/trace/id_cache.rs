@@ -1,19 +1,22 @@
-//! Dense page ids of an `oracleGeneral` trace, cached beside it (`TRACE.tkids`), so a
-//! trace is decoded once: its first complete, validated replay writes the page id of
-//! every request (4 bytes each, little-endian) after a header naming the trace; later
-//! replays read the ids through one large buffer instead of scanning, validating and
-//! hashing 24-byte records again.
+//! Dense page ids of a trace, cached beside it (`TRACE.tkids`), so a trace is decoded
+//! once: the page id of every access (4 bytes each, little-endian) after a header naming
+//! the trace. An `oracleGeneral` trace writes it on its first complete, validated replay
+//! and later replays read the ids through one large buffer instead of scanning,
+//! validating and hashing 24-byte records again; a trace of another format
+//! ([`super::PageTrace`]) writes it while numbering its pages when opened, and later
+//! openings skip that pass and every replay's id lookups.
 //!
 //! The header holds the trace's length, modification time and a fingerprint (xxh3 of
-//! its first and last MiB and of 64 evenly spaced 4 KiB blocks), and what the scan found
-//! ([`TraceInfo`]). A cache is used only when all three still match the trace, and is
-//! then read in full or not at all: a cache of another length than its header says is
-//! ignored, and an id beyond the objects the header counts ends the replay with an error.
-//! A file rewritten in place with the same length, the same modification time to the
-//! nanosecond and the same sampled blocks would go unnoticed; tools such as `make` trust
-//! less. The cache is written to a temporary file renamed into place at the end, so a
-//! replay that stops early, fails, or races another leaves no partial cache; a directory
-//! that cannot be written to just gets no cache.
+//! its first and last MiB and of 64 evenly spaced 4 KiB blocks), which reader wrote it
+//! ([`Kind`]), the ids it holds, and what the reader's scan found (eight words whose
+//! meaning is the kind's). A cache is used only when the stamp and the kind still match,
+//! and is then read in full or not at all: a cache of another length than its header
+//! says is ignored, and an id beyond the pages the scan counted ends the replay with an
+//! error. A file rewritten in place with the same length, the same modification time to
+//! the nanosecond and the same sampled blocks would go unnoticed; tools such as `make`
+//! trust less. The cache is written to a temporary file renamed into place at the end,
+//! so a replay that stops early, fails, or races another leaves no partial cache; a
+//! directory that cannot be written to just gets no cache.
 
 use std::fs::{self, File, Metadata};
 use std::hash::Hasher;
@@ -25,10 +28,14 @@ use std::time::UNIX_EPOCH;
 
 use twox_hash::XxHash3_64;
 
-use super::oracle_general::{Convention, TraceInfo};
+use super::Format;
 
-const MAGIC: &[u8; 8] = b"TKIDS\0\0\x01";
-const HEADER_BYTES: usize = 8 + 4 * 8 + 7 * 8 + 8;
+/// Version 2: the kind and the id count joined version 1's `oracleGeneral` header, whose
+/// caches are rebuilt.
+const MAGIC: &[u8; 8] = b"TKIDS\0\0\x02";
+/// Words of what the scan found.
+pub(crate) const FACTS: usize = 8;
+const HEADER_BYTES: usize = 8 + 8 * (4 + 2 + FACTS);
 /// Bytes hashed at each end of the trace, and per sampled block, and the blocks.
 const END_BYTES: u64 = 1 << 20;
 const BLOCK_BYTES: u64 = 4096;
@@ -74,43 +81,26 @@ pub(crate) fn path_of(trace: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-fn convention_code(c: Option<Convention>) -> u64 {
-    match c {
-        None => 0,
-        Some(Convention::OneBased) => 1,
-        Some(Convention::ZeroBased) => 2,
-        Some(Convention::Absent) => 3,
-        Some(Convention::Undetermined) => 4,
+/// Which reader wrote a cache: an `oracleGeneral` replay, or a [`super::PageTrace`] of
+/// a format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    OracleGeneral,
+    Pages(Format),
+}
+
+impl Kind {
+    fn code(self) -> u64 {
+        match self {
+            Kind::OracleGeneral => 1,
+            Kind::Pages(f) => 2 + Format::ALL.iter().position(|&g| g == f).expect("a listed format") as u64,
+        }
     }
 }
 
-fn convention_of(code: u64) -> Option<Option<Convention>> {
-    Some(match code {
-        0 => None,
-        1 => Some(Convention::OneBased),
-        2 => Some(Convention::ZeroBased),
-        3 => Some(Convention::Absent),
-        4 => Some(Convention::Undetermined),
-        _ => return None,
-    })
-}
-
-fn header(stamp: &Stamp, info: &TraceInfo) -> Vec<u8> {
+fn header(stamp: &Stamp, kind: Kind, ids: u64, facts: &[u64; FACTS]) -> Vec<u8> {
     let mut h = MAGIC.to_vec();
-    for v in [stamp.bytes, stamp.mtime_s, stamp.mtime_ns, stamp.fingerprint] {
-        h.extend_from_slice(&v.to_le_bytes());
-    }
-    let i = info;
-    for v in [
-        i.file_bytes,
-        i.file_records,
-        i.scanned_records,
-        i.zero_size_skipped,
-        i.requests,
-        i.objects,
-        i.followed,
-        convention_code(i.convention),
-    ] {
+    for v in [stamp.bytes, stamp.mtime_s, stamp.mtime_ns, stamp.fingerprint, kind.code(), ids].iter().chain(facts) {
         h.extend_from_slice(&v.to_le_bytes());
     }
     debug_assert_eq!(h.len(), HEADER_BYTES);
@@ -125,9 +115,9 @@ pub(crate) struct CachedIds {
     end: usize,
 }
 
-/// The cache of `trace` with `stamp`, if there is a whole one: what the scan found, and
-/// the ids positioned at the first request.
-pub(crate) fn load(trace: &Path, stamp: &Stamp) -> Option<(TraceInfo, CachedIds)> {
+/// The cache `kind` wrote of `trace` with `stamp`, if there is a whole one: what the
+/// scan found, and the ids positioned at the first access.
+pub(crate) fn load(trace: &Path, stamp: &Stamp, kind: Kind) -> Option<([u64; FACTS], CachedIds)> {
     let mut file = File::open(path_of(trace)).ok()?;
     let mut head = vec![0u8; HEADER_BYTES];
     file.read_exact(&mut head).ok()?;
@@ -136,21 +126,13 @@ pub(crate) fn load(trace: &Path, stamp: &Stamp) -> Option<(TraceInfo, CachedIds)
     }
     let word = |k: usize| u64::from_le_bytes(head[8 + 8 * k..16 + 8 * k].try_into().expect("8 bytes"));
     let found = Stamp { bytes: word(0), mtime_s: word(1), mtime_ns: word(2), fingerprint: word(3) };
-    let info = TraceInfo {
-        file_bytes: word(4),
-        file_records: word(5),
-        scanned_records: word(6),
-        zero_size_skipped: word(7),
-        requests: word(8),
-        objects: word(9),
-        followed: word(10),
-        convention: convention_of(word(11))?,
-    };
-    let whole = HEADER_BYTES as u64 + 4 * info.requests;
-    if found != *stamp || file.metadata().ok()?.len() != whole {
+    let ids = word(5);
+    let whole = ids.checked_mul(4).and_then(|b| b.checked_add(HEADER_BYTES as u64))?;
+    if found != *stamp || word(4) != kind.code() || file.metadata().ok()?.len() != whole {
         return None;
     }
-    Some((info, CachedIds { file, buf: vec![0; 4 * READ_IDS], start: 0, end: 0 }))
+    let facts = std::array::from_fn(|k| word(6 + k));
+    Some((facts, CachedIds { file, buf: vec![0; 4 * READ_IDS], start: 0, end: 0 }))
 }
 
 impl CachedIds {
@@ -179,43 +161,54 @@ impl CachedIds {
     }
 }
 
-/// A cache being written by the first replay.
+/// A cache being written: its ids as they come, its header once the reader knows what
+/// it found.
 pub(crate) struct Writer {
     tmp: PathBuf,
     to: PathBuf,
     out: BufWriter<File>,
-    requests: u64,
+    stamp: Stamp,
+    /// Ids written; `u64::MAX` once the cache is in place.
     written: u64,
 }
 
 impl Writer {
     /// A writer for `trace`'s cache, if its directory takes a file.
-    pub(crate) fn create(trace: &Path, stamp: Stamp, info: TraceInfo) -> Option<Self> {
+    pub(crate) fn create(trace: &Path, stamp: Stamp) -> Option<Self> {
         let to = path_of(trace);
         let mut tmp = to.as_os_str().to_owned();
         static NEXT: AtomicU64 = AtomicU64::new(0);
         tmp.push(format!(".{}-{}.tmp", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
         let tmp = PathBuf::from(tmp);
         let mut out = BufWriter::with_capacity(1 << 20, File::create(&tmp).ok()?);
-        if out.write_all(&header(&stamp, &info)).is_err() {
+        // Room for the header, written last.
+        if out.write_all(&[0; HEADER_BYTES]).is_err() {
             let _ = fs::remove_file(&tmp);
             return None;
         }
-        Some(Self { tmp, to, out, requests: info.requests, written: 0 })
+        Some(Self { tmp, to, out, stamp, written: 0 })
     }
 
-    /// Appends the next request's page.
+    /// Appends the next access's page.
     #[inline]
     pub(crate) fn push(&mut self, page: u32) -> io::Result<()> {
         self.written += 1;
         self.out.write_all(&page.to_le_bytes())
     }
 
-    /// Puts the cache in place once every request was written; drops it otherwise.
-    pub(crate) fn finish(mut self) {
-        if self.written == self.requests && self.out.flush().is_ok() && fs::rename(&self.tmp, &self.to).is_ok() {
+    /// Writes the header — `kind` found `facts` over `ids` accesses — and puts the cache
+    /// in place once exactly that many ids were written; says whether it did. A cache
+    /// not put in place is removed.
+    pub(crate) fn finish(mut self, kind: Kind, ids: u64, facts: &[u64; FACTS]) -> bool {
+        let header = header(&self.stamp, kind, ids, facts);
+        if self.written == ids
+            && self.out.flush().is_ok()
+            && self.out.get_ref().write_all_at(&header, 0).is_ok()
+            && fs::rename(&self.tmp, &self.to).is_ok()
+        {
             self.written = u64::MAX; // renamed: nothing to remove
         }
+        self.written == u64::MAX
     }
 }
 

@@ -113,7 +113,7 @@ use std::path::Path;
 
 use tierkit_core::sketches::PageTable;
 
-use super::id_cache::{self, CachedIds, Stamp};
+use super::id_cache::{self, CachedIds, Kind, Stamp, FACTS};
 use crate::error::SimError;
 use crate::workload::{Access, Workload, WorkloadSpec};
 
@@ -463,6 +463,52 @@ pub struct TraceInfo {
     pub convention: Option<Convention>,
 }
 
+impl TraceInfo {
+    /// The scan's findings as the id cache stores them.
+    fn facts(&self) -> [u64; FACTS] {
+        let convention = match self.convention {
+            None => 0,
+            Some(Convention::OneBased) => 1,
+            Some(Convention::ZeroBased) => 2,
+            Some(Convention::Absent) => 3,
+            Some(Convention::Undetermined) => 4,
+        };
+        let i = self;
+        [
+            i.file_bytes,
+            i.file_records,
+            i.scanned_records,
+            i.zero_size_skipped,
+            i.requests,
+            i.objects,
+            i.followed,
+            convention,
+        ]
+    }
+
+    /// The findings an id cache stored, unless its convention is unknown.
+    fn from_facts(w: &[u64; FACTS]) -> Option<Self> {
+        let convention = match w[7] {
+            0 => None,
+            1 => Some(Convention::OneBased),
+            2 => Some(Convention::ZeroBased),
+            3 => Some(Convention::Absent),
+            4 => Some(Convention::Undetermined),
+            _ => return None,
+        };
+        Some(Self {
+            file_bytes: w[0],
+            file_records: w[1],
+            scanned_records: w[2],
+            zero_size_skipped: w[3],
+            requests: w[4],
+            objects: w[5],
+            followed: w[6],
+            convention,
+        })
+    }
+}
+
 /// How far ahead (in records) a `next_access_vtime` is followed: a request whose object
 /// was requested at most this many records earlier, by a record pointing at it, needs
 /// no id-map lookup. 2^22 records: a 32.5 MiB ring while building, and up to 16 MiB while
@@ -737,7 +783,8 @@ impl OracleGeneralTrace {
         // A whole validated replay is decoded once: later ones read the cached ids.
         let stamp =
             if check && limit == u64::MAX && window == LOOKAHEAD { Stamp::of(chunks.src(), &meta).ok() } else { None };
-        if let Some((info, ids)) = stamp.as_ref().and_then(|s| id_cache::load(path, s)) {
+        let cached = stamp.as_ref().and_then(|s| id_cache::load(path, s, Kind::OracleGeneral));
+        if let Some((info, ids)) = cached.and_then(|(facts, ids)| Some((TraceInfo::from_facts(&facts)?, ids))) {
             return Ok(Self {
                 file: name,
                 chunks,
@@ -809,7 +856,7 @@ impl OracleGeneralTrace {
         // a few times the footprint catches most repeats and stays in cache.
         let window = info.objects.saturating_mul(4).next_power_of_two().max(MIN_STREAM_WINDOW).min(window);
         let whole = info.scanned_records == info.file_records;
-        let cache_writer = stamp.filter(|_| whole).and_then(|s| id_cache::Writer::create(path, s, info));
+        let cache_writer = stamp.filter(|_| whole).and_then(|s| id_cache::Writer::create(path, s));
         Ok(Self {
             file: name,
             chunks,
@@ -849,7 +896,7 @@ impl OracleGeneralTrace {
             self.cache_writer = None;
         } else if self.left == 0 {
             if let Some(w) = self.cache_writer.take() {
-                w.finish();
+                w.finish(Kind::OracleGeneral, self.info.requests, &self.info.facts());
             }
         }
     }

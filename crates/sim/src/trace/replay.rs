@@ -3,10 +3,12 @@
 //! it has one (the instructions of the replayed records, and its sample rate) and each
 //! record's MLP class when it carries one.
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use tierkit_core::sketches::PageTable;
 
+use super::id_cache::{self, CachedIds, Kind, Stamp, FACTS};
 use super::{open, Format, PageReader, TraceClock};
 use crate::error::SimError;
 use crate::workload::{Access, Workload};
@@ -14,7 +16,11 @@ use crate::workload::{Access, Workload};
 /// A trace replayed as a workload. Opening reads the trace once (up to `limit`
 /// accesses) to number its pages and count its accesses, keeping only the page map (a
 /// [`PageTable`], at most 2^32 pages); [`Workload::fill`] then reads it again,
-/// streaming. Each access is word 0 of its page, a store when the trace says so, of the
+/// streaming. When opening read the whole trace, it also writes every access's page id
+/// beside it ([`id_cache`], `TRACE.tkids`, 4 bytes an access) and keeps no map: replays
+/// take the ids from there, and later openings of the same file read what the pass
+/// found from the cache's header instead of making the pass, whatever their `limit`
+/// as long as it covers the trace. Each access is word 0 of its page, a store when the trace says so, of the
 /// MLP class its record carries (the default class, `app.mlp`, where it carries none). A file
 /// that can no longer be read, or no longer holds what opening found (truncated or
 /// rewritten while in use), ends the stream with the reader's error (naming the file and
@@ -23,7 +29,10 @@ use crate::workload::{Access, Workload};
 pub struct PageTrace {
     path: PathBuf,
     format: Format,
-    ids: PageTable,
+    /// Where each access's page id comes from: the map of the trace's page numbers, or
+    /// the cached ids of the whole trace.
+    ids: Ids,
+    pages: u64,
     len: u64,
     left: u64,
     reader: Option<Box<dyn PageReader>>,
@@ -38,8 +47,18 @@ pub struct PageTrace {
 impl PageTrace {
     /// Opens the trace at `path` in `format`, replaying at most `limit` accesses.
     pub fn open(path: &Path, format: Format, limit: u64) -> Result<Self, SimError> {
+        let stamp = File::open(path).and_then(|f| Stamp::of(&f, &f.metadata()?)).ok();
+        let kind = Kind::Pages(format);
+        if let Some((facts, ids)) = stamp.as_ref().and_then(|s| id_cache::load(path, s, kind)) {
+            let found = Found::from_facts(&facts);
+            if found.len > 0 && found.len <= limit {
+                return Ok(Self::new(path, format, Ids::Cached(ids), found));
+            }
+        }
         let mut reader = open(path, Some(format))?;
         let mut ids = PageTable::new();
+        // Only a replay of the whole trace caches its ids.
+        let mut writer = stamp.filter(|_| limit == u64::MAX).and_then(|s| id_cache::Writer::create(path, s));
         let mut len = 0;
         let mut instructions = 0u64;
         while len < limit {
@@ -52,11 +71,13 @@ impl PageTrace {
                     message: "more than 2^32 distinct pages".into(),
                 });
             }
-            ids.entry(a.page, fresh as u32);
+            let id = *ids.entry(a.page, fresh as u32);
+            if writer.as_mut().is_some_and(|w| w.push(id).is_err()) {
+                writer = None;
+            }
             instructions += a.instructions;
             len += 1;
         }
-        let clock = reader.clock().map(|c| TraceClock { instructions, ..c });
         if len == 0 {
             return Err(SimError::File {
                 file: path.display().to_string(),
@@ -64,17 +85,39 @@ impl PageTrace {
                 message: format!("no accesses in this {} trace", format.name()),
             });
         }
-        Ok(Self {
+        // A replay of the whole trace: a limit at or past its end.
+        let whole = len < limit || matches!(reader.next_access(), Ok(None));
+        let found =
+            Found { len, pages: ids.len() as u64, clock: reader.clock().map(|c| TraceClock { instructions, ..c }) };
+        let written = writer.filter(|_| whole).is_some_and(|w| w.finish(kind, len, &found.facts()));
+        // Replays read the ids just written rather than keep the map.
+        let cached = stamp.filter(|_| written).and_then(|s| id_cache::load(path, &s, kind));
+        let ids = match cached {
+            Some((_, c)) => Ids::Cached(c),
+            None => Ids::Map(ids),
+        };
+        Ok(Self::new(path, format, ids, found))
+    }
+
+    fn new(path: &Path, format: Format, ids: Ids, found: Found) -> Self {
+        Self {
             path: path.to_path_buf(),
             format,
             ids,
-            len,
-            left: len,
+            pages: found.pages,
+            len: found.len,
+            left: found.len,
             reader: None,
-            clock,
+            clock: found.clock,
             instructions: 0,
             error: None,
-        })
+        }
+    }
+
+    /// Whether the replay reads the page ids the whole trace's numbering cached
+    /// ([`id_cache`]).
+    pub fn reads_cached_ids(&self) -> bool {
+        matches!(self.ids, Ids::Cached(_))
     }
 
     /// Appends the next `want` accesses to `out`, or those before an error.
@@ -82,34 +125,102 @@ impl PageTrace {
         if want == 0 {
             return Ok(());
         }
-        let reader = match &mut self.reader {
+        let Self { path, format, ids, pages, len, left, reader, instructions, .. } = self;
+        let reader = match reader {
             Some(r) => r,
-            None => self.reader.insert(open(&self.path, Some(self.format))?),
+            None => reader.insert(open(&*path, Some(*format))?),
         };
+        let (path, pages, len) = (&*path, *pages, *len);
         let changed = |at: u64, message: String| SimError::File {
-            file: self.path.display().to_string(),
+            file: path.display().to_string(),
             at: format!("access {at}"),
             message: format!("{message} (the file changed while being replayed)"),
         };
-        for _ in 0..want {
-            let at = self.len - self.left;
+        // The next access, counted.
+        let mut next = |left: &mut u64| {
             let Some((a, class)) = reader.next_classed()? else {
-                return Err(changed(at, format!("the trace ends here; it held {} accesses when opened", self.len)));
+                return Err(changed(len - *left, format!("the trace ends here; it held {len} accesses when opened")));
             };
-            let Some(page) = self.ids.get(a.page) else {
-                return Err(changed(at, format!("page {} was not in the trace when it was opened", a.page)));
-            };
-            self.instructions += a.instructions;
-            self.left -= 1;
-            out.push(Access { page: page as u64, word: 0, write: a.write, class });
+            *instructions += a.instructions;
+            *left -= 1;
+            Ok((a, class))
+        };
+        match ids {
+            Ids::Map(map) => {
+                for _ in 0..want {
+                    let (a, class) = next(left)?;
+                    let Some(page) = map.get(a.page) else {
+                        let at = len - *left - 1;
+                        return Err(changed(at, format!("page {} was not in the trace when it was opened", a.page)));
+                    };
+                    out.push(Access { page: u64::from(page), word: 0, write: a.write, class });
+                }
+            }
+            Ids::Cached(cached) => {
+                let cache_error = |left: u64, why: String| SimError::File {
+                    file: id_cache::path_of(path).display().to_string(),
+                    at: format!("access {}", len - left),
+                    message: format!("the cached page ids: {why}; delete the file to rebuild it"),
+                };
+                let mut produced = 0;
+                while produced < want {
+                    let batch = match cached.next_ids() {
+                        Ok(b) if !b.is_empty() => b,
+                        Ok(_) => return Err(cache_error(*left, "they end early".into())),
+                        Err(e) => return Err(cache_error(*left, format!("cannot read them: {e}"))),
+                    };
+                    let k = (batch.len() / 4).min(want - produced);
+                    for b in batch[..4 * k].chunks_exact(4) {
+                        let page = u32::from_le_bytes(b.try_into().expect("4 bytes"));
+                        if u64::from(page) >= pages {
+                            return Err(cache_error(*left, format!("an id beyond the trace's {pages} pages")));
+                        }
+                        let (a, class) = next(left)?;
+                        out.push(Access { page: u64::from(page), word: 0, write: a.write, class });
+                    }
+                    cached.consume(k);
+                    produced += k;
+                }
+            }
         }
         Ok(())
     }
 }
 
+/// Where a replay's page ids come from.
+enum Ids {
+    Map(PageTable),
+    Cached(CachedIds),
+}
+
+/// What numbering a trace found: its accesses (up to the limit), distinct pages and
+/// clock.
+struct Found {
+    len: u64,
+    pages: u64,
+    clock: Option<TraceClock>,
+}
+
+impl Found {
+    /// As the id cache stores it: accesses, pages, whether there is a clock, its
+    /// instructions and sample rate.
+    fn facts(&self) -> [u64; FACTS] {
+        let (has_clock, c) = match self.clock {
+            Some(c) => (1, c),
+            None => (0, TraceClock { instructions: 0, sample_every: 1 }),
+        };
+        [self.len, self.pages, has_clock, c.instructions, c.sample_every, 0, 0, 0]
+    }
+
+    fn from_facts(w: &[u64; FACTS]) -> Self {
+        let clock = (w[2] == 1).then_some(TraceClock { instructions: w[3], sample_every: w[4] });
+        Self { len: w[0], pages: w[1], clock }
+    }
+}
+
 impl Workload for PageTrace {
     fn pages(&self) -> u64 {
-        self.ids.len() as u64
+        self.pages
     }
 
     fn len(&self) -> u64 {
