@@ -8,17 +8,25 @@ use crate::telemetry::Telemetry;
 use crate::types::TierId;
 
 impl TierkitPolicy {
-    /// Sampling under the CPU budget, once per tick: over the budget the rate halves
-    /// (down to the floor); under a quarter of it the rate doubles back towards the
-    /// maximum. Unlike FreqTier's stability-driven steps the rate never falls while the
-    /// budget allows it: at lower rates the counts separate pages too slowly.
+    /// Sampling under the CPU budget, once per tick: over the budget the rate falls to
+    /// what fits it (the rate times budget over the mechanism's CPU; at least a halving),
+    /// down to the floor; under half of it the rate doubles back towards the maximum.
+    /// Unlike FreqTier's stability-driven steps the rate never falls while the budget
+    /// allows it: at lower rates the counts separate pages too slowly. Until moves have
+    /// earned something (a balance at or below zero: no verdict yet, or harm), the
+    /// budget is also at most [`TierkitParams::stall_share`] of the slow tier's stall.
     pub(super) fn control_sampling(&mut self, telemetry: &Telemetry, ctx: &mut Ctx<'_>) {
         let p = &self.params;
         let cpu = telemetry.mechanism_cpu_ns as f64 / telemetry.interval.max(1) as f64;
         let app_cores = telemetry.app_cpu_ns as f64 / telemetry.interval.max(1) as f64;
-        let budget = if app_cores > 0.0 { p.cpu_budget.min(p.app_cpu_share * app_cores) } else { p.cpu_budget };
+        let mut budget = if app_cores > 0.0 { p.cpu_budget.min(p.app_cpu_share * app_cores) } else { p.cpu_budget };
+        if self.ledger.balance() <= 0.0 {
+            if let Some(stall) = self.slow_stall_share(telemetry) {
+                budget = budget.min(p.stall_share * stall);
+            }
+        }
         if cpu > budget {
-            self.rate_hz = (self.rate_hz / 2.0).max(p.min_sample_rate_hz);
+            self.rate_hz = (self.rate_hz * (budget / cpu).min(0.5)).max(p.min_sample_rate_hz);
         } else if 2.0 * cpu <= budget {
             self.rate_hz = (self.rate_hz * 2.0).min(p.sample_rate_hz);
         }
@@ -28,6 +36,18 @@ impl TierkitPolicy {
         // Samples buy moves: while moves do not pay, sampling only probes.
         let earning = if self.ledger.pays() { p.sample_rate_hz } else { p.min_sample_rate_hz };
         ctx.sources.samples = Some(Sampling::new(self.rate_hz.min(noisy).min(earning)));
+    }
+
+    /// The share of the last tick the application stalled on the slow tier beyond what
+    /// the fast tier would have cost: its accesses there × the latency gap over the
+    /// misses in flight; `None` where latencies are not measured.
+    fn slow_stall_share(&self, telemetry: &Telemetry) -> Option<f64> {
+        let fast = telemetry.tier(TierId::FAST)?.latency_ns;
+        let slow = telemetry.tier(TierId(1))?;
+        (fast > 0.0 && slow.latency_ns > fast).then(|| {
+            let stall_ns = slow.accesses as f64 * (slow.latency_ns - fast) / self.params.misses_in_flight;
+            stall_ns / telemetry.interval.max(1) as f64
+        })
     }
 
     /// Closes the ledger's tick. With latencies and CPU measured, in the application's

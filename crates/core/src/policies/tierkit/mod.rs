@@ -57,8 +57,10 @@
 //!   program's own response to the moves does.
 //! - **Sampling under a CPU budget**: 100 kHz (FreqTier §V-B-2's highest level) while
 //!   the mechanism's CPU stays under `cpu_budget` (and under `app_cpu_share` of the
-//!   application's own CPU where the platform reports it); over it the rate halves, down to
-//!   1 kHz. FreqTier's stepping down on a stable hit ratio is what starves it on
+//!   application's own CPU where the platform reports it, and, until moves have earned
+//!   something, under `stall_share` of the application's measured stall on the slow
+//!   tier: what finding out costs stays a small part of what placement could gain);
+//!   over it the rate falls to fit, down to 1 kHz. FreqTier's stepping down on a stable hit ratio is what starves it on
 //!   xgboost and gap-pr (the hit ratio looks stable before the hot set is in).
 //!
 //! What was weighed and left out (the measurements behind each rule are in

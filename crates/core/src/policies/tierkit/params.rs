@@ -79,6 +79,15 @@ pub struct TierkitParams {
     /// the allowance's trickle of promotions, the demotion scans that make their room
     /// and sweep prefetches.
     pub probe_cpu_share: f64,
+    /// Until moves have earned something, the mechanism's CPU is also held under this
+    /// share of the application's stall on the slow tier, where the platform measures
+    /// latencies: its accesses there × the latency gap between the tiers over
+    /// [`TierkitParams::misses_in_flight`], the most any placement could give back. 1/32:
+    /// finding out what to move must not cost more than a small part of what moving
+    /// could ever gain, on a program whose slow-tier stall is small as on one whose
+    /// stall is large; once moves earn, the ledger judges them instead. 0 holds the
+    /// mechanism to the sampling floor until moves earn.
+    pub stall_share: f64,
 }
 
 impl Default for TierkitParams {
@@ -102,6 +111,7 @@ impl Default for TierkitParams {
             misses_in_flight: 4.0,
             app_cpu_share: 0.01,
             probe_cpu_share: 0.001,
+            stall_share: 1.0 / 32.0,
         }
     }
 }
@@ -170,6 +180,9 @@ impl TierkitParams {
         }
         if !(p.probe_cpu_share > 0.0 && p.probe_cpu_share <= p.app_cpu_share) {
             return Err(ParamError::new("probe_cpu_share", p.probe_cpu_share, "a share in (0, app_cpu_share]"));
+        }
+        if !(0.0..=1.0).contains(&p.stall_share) {
+            return Err(ParamError::new("stall_share", p.stall_share, "a share in [0, 1]"));
         }
         Ok(())
     }

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::policies::{LedgerParams, StreamParams};
+use crate::policy::SampleRate;
 use crate::telemetry::TierStats;
 use crate::types::MILLISECOND;
 use crate::{InMemory, Memory, Mover, Plan};
@@ -200,7 +201,7 @@ fn pages_ahead_of_a_sweep_are_prefetched_in_place_of_unsampled_pages_only() {
 }
 
 #[test]
-fn sampling_halves_over_the_cpu_budget_and_recovers_under_half_of_it() {
+fn sampling_falls_to_fit_the_cpu_budget_and_recovers_under_half_of_it() {
     let mut rig = Rig::new(open_ledger(), 100, 50, 20);
     let mut tick = |cpu_share: f64| {
         let interval = 100 * MILLISECOND;
@@ -212,10 +213,46 @@ fn sampling_halves_over_the_cpu_budget_and_recovers_under_half_of_it() {
     assert_eq!(tick(0.2), Sampling::new(25_000.0).rate);
     assert_eq!(tick(0.07), Sampling::new(25_000.0).rate, "between half the budget and the budget: hold");
     assert_eq!(tick(0.01), Sampling::new(50_000.0).rate);
+    assert_eq!(tick(0.8), Sampling::new(6_250.0).rate, "eight times the budget: an eighth of the rate");
     for _ in 0..20 {
         tick(0.5);
     }
     assert_eq!(tick(0.5), Sampling::new(1_000.0).rate, "never below the floor");
+}
+
+/// The sampling rate after a tick in which the slow tier took 800,000 accesses at 120 ns
+/// against the fast tier's 80 ns (a stall of 8 ms in the 100 ms tick, 4 misses in
+/// flight) and the mechanism 2% of the tick.
+fn rate_after_stalled_tick(rig: &mut Rig) -> f64 {
+    let interval = 100 * MILLISECOND;
+    rig.mem.advance(interval);
+    let tier = |tier, accesses, latency_ns| TierStats { tier, accesses, latency_ns, ..Default::default() };
+    let tiers = vec![tier(TierId::FAST, 1_000_000, 80.0), tier(TierId(1), 800_000, 120.0)];
+    let t = Telemetry { now: rig.mem.now(), interval, tiers, mechanism_cpu_ns: 2_000_000, ..Default::default() };
+    rig.policy.on_tick(&t, &mut Ctx { mem: &rig.mem, plan: &mut rig.plan, sources: &mut rig.sources });
+    rig.run_mover();
+    match rig.sources.samples.unwrap().rate {
+        SampleRate::Hz(hz) => hz,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn until_moves_earn_sampling_costs_at_most_a_share_of_the_slow_tiers_stall() {
+    // No move yet: 1/32 of the 8% stall is 0.25% of a core, an eighth of the 2% spent.
+    let mut rig = Rig::new(TierkitParams::default(), 100, 50, 20);
+    let hz = rate_after_stalled_tick(&mut rig);
+    assert!((hz - 12_500.0).abs() < 1e-6, "{hz}");
+    // Without the bound, 2% is within every budget: the rate stays at its maximum.
+    let unbounded = TierkitParams { stall_share: 1.0, ..Default::default() };
+    let mut rig = Rig::new(unbounded, 100, 50, 20);
+    assert_eq!(rate_after_stalled_tick(&mut rig), 100_000.0);
+    // Moves that earn lift the bound: a promoted page hit in the fast tier.
+    let mut rig = Rig::new(TierkitParams::default(), 100, 50, 20);
+    rig.sample(1000..1001, 10);
+    assert!(rig.fast(1000..1001));
+    rig.sample(1000..1001, 10);
+    assert_eq!(rate_after_stalled_tick(&mut rig), 100_000.0, "moves earn: the ledger judges, not the bound");
 }
 
 #[test]
@@ -332,6 +369,8 @@ fn parameters_are_checked() {
     assert_eq!(check(TierkitParams { pingpong_share: 0.0, ..d }), "pingpong_share");
     assert_eq!(check(TierkitParams { exchange_margin: -1.0, ..d }), "exchange_margin");
     assert_eq!(check(TierkitParams { exchange_margin: f64::NAN, ..d }), "exchange_margin");
+    assert_eq!(check(TierkitParams { stall_share: 1.5, ..d }), "stall_share");
+    assert_eq!(check(TierkitParams { stall_share: f64::NAN, ..d }), "stall_share");
     let no_slots = StreamParams { slots: 0, ..Default::default() };
     assert_eq!(check(TierkitParams { streams: Some(no_slots), ..d }), "streams");
     assert_eq!(TierkitPolicy::new(d, &PolicySetup { fast_pages: 0, pages: 1 }).unwrap_err().param, "fast_pages");
