@@ -16,16 +16,16 @@ use crate::workload::{Access, Workload};
 /// A trace replayed as a workload. Opening reads the trace once (up to `limit`
 /// accesses) to number its pages and count its accesses, keeping only the page map (a
 /// [`PageTable`], at most 2^32 pages); [`Workload::fill`] then reads it again,
-/// streaming. When opening read the whole trace, it also writes every access's page id
+/// streaming. Opening the whole trace (no `limit`) also writes every access's page id
 /// beside it ([`id_cache`], `TRACE.tkids`, 4 bytes an access) and keeps no map: replays
 /// take the ids from there, and later openings of the same file read what the pass
-/// found from the cache's header instead of making the pass, whatever their `limit`
-/// as long as it covers the trace. Each access is word 0 of its page, a store when the trace says so, of the
-/// MLP class its record carries (the default class, `app.mlp`, where it carries none). A file
-/// that can no longer be read, or no longer holds what opening found (truncated or
-/// rewritten while in use), ends the stream with the reader's error (naming the file and
-/// the byte offset or line), or one naming the access where the trace ended or changed,
-/// for [`Workload::take_error`].
+/// found from the cache's header instead of making the pass, whatever their `limit` as
+/// long as it covers the trace. Each access is word 0 of its page, a store when the
+/// trace says so, of the MLP class its record carries (the default class, `app.mlp`,
+/// where it carries none). A file that can no longer be read, or no longer holds what
+/// opening found (truncated or rewritten while in use), ends the stream with the
+/// reader's error (naming the file and the byte offset or line), or one naming the
+/// access where the trace ended or changed, for [`Workload::take_error`].
 pub struct PageTrace {
     path: PathBuf,
     format: Format,
@@ -85,11 +85,9 @@ impl PageTrace {
                 message: format!("no accesses in this {} trace", format.name()),
             });
         }
-        // A replay of the whole trace: a limit at or past its end.
-        let whole = len < limit || matches!(reader.next_access(), Ok(None));
         let found =
             Found { len, pages: ids.len() as u64, clock: reader.clock().map(|c| TraceClock { instructions, ..c }) };
-        let written = writer.filter(|_| whole).is_some_and(|w| w.finish(kind, len, &found.facts()));
+        let written = writer.is_some_and(|w| w.finish(kind, len, &found.facts()));
         // Replays read the ids just written rather than keep the map.
         let cached = stamp.filter(|_| written).and_then(|s| id_cache::load(path, &s, kind));
         let ids = match cached {
