@@ -79,6 +79,19 @@ fn open(path: &Path, limit: u64) -> PageTrace {
     PageTrace::open(path, Format::Native, limit).unwrap()
 }
 
+/// A trace of `n` accesses over `pages` pages in a scratch directory for `test`, opened
+/// whole once so that its cache exists: the trace, its cache and its stream.
+fn cached_trace(test: &str, n: usize, pages: u64, seed: u64) -> (PathBuf, PathBuf, Vec<(PageAccess, MlpClass)>) {
+    let dir = scratch(test);
+    let path = dir.join("t.tktrace");
+    let stream = accesses(n, pages, seed);
+    write(&path, &stream);
+    drop(open(&path, u64::MAX));
+    let cache = dir.join("t.tktrace.tkids");
+    assert!(cache.exists());
+    (path, cache, stream)
+}
+
 #[test]
 fn opening_the_whole_trace_caches_its_ids_and_every_replay_gives_the_same_stream() {
     let dir = scratch("same");
@@ -129,11 +142,7 @@ fn a_prefix_neither_writes_nor_reads_the_cache() {
 
 #[test]
 fn a_cache_of_another_version_of_the_trace_is_not_used() {
-    let dir = scratch("stale");
-    let path = dir.join("t.tktrace");
-    write(&path, &accesses(50_000, 8_000, 3));
-    drop(open(&path, u64::MAX));
-    let cache = dir.join("t.tktrace.tkids");
+    let (path, cache, _) = cached_trace("stale", 50_000, 8_000, 3);
     let old = fs::read(&cache).unwrap();
     let other = accesses(50_000, 20_000, 4);
     write(&path, &other);
@@ -145,12 +154,7 @@ fn a_cache_of_another_version_of_the_trace_is_not_used() {
 
 #[test]
 fn a_damaged_cache_is_ignored_or_fails_loudly() {
-    let dir = scratch("damaged");
-    let path = dir.join("t.tktrace");
-    let stream = accesses(50_000, 5_000, 5);
-    write(&path, &stream);
-    drop(open(&path, u64::MAX));
-    let cache = dir.join("t.tktrace.tkids");
+    let (path, cache, stream) = cached_trace("damaged", 50_000, 5_000, 5);
     let bytes = fs::read(&cache).unwrap();
     let (want, instructions) = expected(&stream, stream.len());
 

@@ -38,34 +38,36 @@ impl TierkitPolicy {
         ctx.sources.samples = Some(Sampling::new(self.rate_hz.min(noisy).min(earning)));
     }
 
+    /// The application time an access saves when the fast tier serves it instead of the
+    /// slow one: the latency gap over the misses in flight
+    /// ([`TierkitParams::misses_in_flight`]); `None` where latencies are not measured.
+    fn saved_ns_per_access(&self, telemetry: &Telemetry) -> Option<f64> {
+        let latency = |t: TierId| telemetry.tier(t).map_or(0.0, |s| s.latency_ns);
+        let (fast, slow) = (latency(TierId::FAST), latency(TierId(1)));
+        (fast > 0.0 && slow > fast).then(|| (slow - fast) / self.params.misses_in_flight)
+    }
+
     /// The share of the last tick the application stalled on the slow tier beyond what
-    /// the fast tier would have cost: its accesses there × the latency gap over the
-    /// misses in flight; `None` where latencies are not measured.
+    /// the fast tier would have cost; `None` where latencies are not measured.
     fn slow_stall_share(&self, telemetry: &Telemetry) -> Option<f64> {
-        let fast = telemetry.tier(TierId::FAST)?.latency_ns;
-        let slow = telemetry.tier(TierId(1))?;
-        (fast > 0.0 && slow.latency_ns > fast).then(|| {
-            let stall_ns = slow.accesses as f64 * (slow.latency_ns - fast) / self.params.misses_in_flight;
-            stall_ns / telemetry.interval.max(1) as f64
-        })
+        let slow_accesses = telemetry.tier(TierId(1))?.accesses as f64;
+        let saved_ns = self.saved_ns_per_access(telemetry)?;
+        Some(slow_accesses * saved_ns / telemetry.interval.max(1) as f64)
     }
 
     /// Closes the ledger's tick. With latencies and CPU measured, in the application's
-    /// time: a sample of a moved page is worth its accesses × the latency gap over the
-    /// misses in flight ([`TierkitParams::misses_in_flight`]), against all the
-    /// mechanism's CPU. With a cost model only, in accesses: M5's cost per move. Without
-    /// one, a sample is one access and a move costs nothing but its effect.
+    /// time: a sample of a moved page is worth its accesses × what each saves
+    /// ([`Self::saved_ns_per_access`]), against all the mechanism's CPU. With a cost
+    /// model only, in accesses: M5's cost per move. Without one, a sample is one access
+    /// and a move costs nothing but its effect.
     pub(super) fn book(&mut self, telemetry: &Telemetry) {
         let aps = self.accesses_per_sample;
-        let latency = |t: TierId| telemetry.tier(t).map_or(0.0, |s| s.latency_ns);
-        let gap = latency(TierId(1)) - latency(TierId::FAST);
-        if aps > 0.0 && gap > 0.0 && latency(TierId::FAST) > 0.0 {
-            let saved_ns = gap / self.params.misses_in_flight;
-            self.ledger.tick(aps * saved_ns, Cost::Measured(telemetry.mechanism_cpu_ns as f64));
-        } else if aps > 0.0 {
-            self.ledger.tick(aps, Cost::PerMove(self.params.migration_cost_accesses));
-        } else {
-            self.ledger.tick(1.0, Cost::PerMove(0.0));
+        match self.saved_ns_per_access(telemetry) {
+            Some(saved_ns) if aps > 0.0 => {
+                self.ledger.tick(aps * saved_ns, Cost::Measured(telemetry.mechanism_cpu_ns as f64));
+            }
+            _ if aps > 0.0 => self.ledger.tick(aps, Cost::PerMove(self.params.migration_cost_accesses)),
+            _ => self.ledger.tick(1.0, Cost::PerMove(0.0)),
         }
     }
 
