@@ -40,7 +40,7 @@
 //! dominant and rare objects in high-MLP seconds; per-sample stalls measure directly
 //! what that heuristic estimates. Huge pages are out of scope.
 
-use super::score_table::{ScoreTable, Scored};
+use super::score_table::{Order, Ranked, ScoreTable, Scored};
 use super::{PolicySetup, ScanPass};
 use crate::memory::{MoveStatus, Resident, ScanCursor};
 use crate::policy::{Ctx, Migration, Policy, Sampling, SourceRequest};
@@ -259,14 +259,14 @@ impl AltoPolicy {
         ctx: &Ctx<'_>,
         pass: &mut ScanPass,
         pending: &mut Vec<Page>,
-        cold: &mut Vec<Record>,
+        cold: &mut Ranked,
     ) -> Option<Record> {
         loop {
             if let Some(page) = pending.pop() {
                 return Some(Record { page, score: 0.0 });
             }
             if !pass.next(ctx.mem, &mut self.cursor, self.params.scan_batch, &mut self.scratch) {
-                return cold.pop();
+                return cold.next().map(|slot| self.table.records[slot as usize]);
             }
             let table = &self.table;
             let unscored = |r: &&Resident| r.tier == TierId::FAST && table.get(r.page).is_none();
@@ -283,20 +283,18 @@ impl AltoPolicy {
         let gap = self.gap_ns();
         let worth = |score: f32| f64::from(score) * per_score * gap;
         let mut room = ctx.mem.free_pages(TierId::FAST) as i64 - self.inflight;
-        let mut cold: Vec<Record> = self.table.order[hot..]
-            .iter()
-            .map(|&s| self.table.records[s as usize])
-            .filter(|r| ctx.mem.tier_of(r.page) == Some(TierId::FAST))
-            .collect();
-        cold.reverse(); // lowest score last, popped first
+        let table = &self.table;
+        let on = |slot: u32, slow: bool| {
+            ctx.mem.tier_of(table.records[slot as usize].page).is_some_and(|t| (t != TierId::FAST) == slow)
+        };
+        let mut cold = table.ranked(table.order[hot..].iter().copied().filter(|&s| on(s, false)), Order::BestFirst);
+        // Candidates: the hot set's slow pages, best first.
+        let candidates = table.ranked(table.order[..hot].iter().copied().filter(|&s| on(s, true)), Order::BestFirst);
         let mut pass = ScanPass::new(&self.cursor);
         let mut pending = Vec::new();
         let (mut promote, mut demote) = (Vec::new(), Vec::new());
-        for i in 0..hot {
-            let h = self.table.records[self.table.order[i] as usize];
-            if ctx.mem.tier_of(h.page).is_none_or(|t| t == TierId::FAST) {
-                continue;
-            }
+        for slot in candidates {
+            let h = self.table.records[slot as usize];
             if worth(h.score) < p.cb_multiplier * p.move_cost_ns {
                 break;
             }

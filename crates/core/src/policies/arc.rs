@@ -11,7 +11,7 @@
 //! ARC's bounds, `|T1| + |B1| ≤ c` and `|T1| + |T2| + |B1| + |B2| ≤ 2c` (case IV).
 
 use super::admission::{sampled_with_allocations, Admission};
-use super::lru::LruList;
+use super::lru_lists::LruList;
 use super::PolicySetup;
 use crate::memory::MoveStatus;
 use crate::policy::{Ctx, Migration, Policy, SampleRate, SourceRequest};

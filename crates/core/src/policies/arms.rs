@@ -42,7 +42,7 @@
 //! count as reads (the artifact weighs NVM writes by 1 on its CXL-like machine). Huge
 //! pages are out of scope.
 
-use super::score_table::{ScoreTable, Scored};
+use super::score_table::{Order, ScoreTable, Scored};
 use super::PolicySetup;
 use crate::memory::{MoveStatus, Resident, ScanCursor};
 use crate::policy::{Ctx, Migration, Policy, Sampling, SourceRequest};
@@ -368,25 +368,29 @@ impl ArmsPolicy {
         let (mut promote, mut demote) = (Vec::new(), Vec::new());
         // Demotion victims: fast pages with no score, then scored fast pages outside the
         // hot set, coldest first.
-        let mut scored_cold: Vec<(Page, [f32; 2], f32)> = self.table.order[hot..]
-            .iter()
-            .map(|&s| self.table.records[s as usize])
-            .filter(|r| r.score > 0.0 && ctx.mem.tier_of(r.page) == Some(TierId::FAST))
-            .map(|r| (r.page, r.w, r.score))
-            .collect();
+        let table = &self.table;
+        let cold = |&s: &u32| {
+            let r = &table.records[s as usize];
+            r.score > 0.0 && ctx.mem.tier_of(r.page) == Some(TierId::FAST)
+        };
+        let mut scored_cold = table.ranked(table.order[hot..].iter().copied().filter(cold), Order::WorstFirst);
+        // Candidates, best first: the hot set's slow pages that may be promoted, and its
+        // unscored pages (the first of them ends the walk).
+        let candidate = |&s: &u32| {
+            let r = &table.records[s as usize];
+            r.score <= 0.0 || (r.can_promote && ctx.mem.tier_of(r.page).is_some_and(|t| t != TierId::FAST))
+        };
+        let candidates = table.ranked(table.order[..hot].iter().copied().filter(candidate), Order::BestFirst);
         let mut pass = super::ScanPass::new(&self.cursor);
         let mut pending = Vec::new();
         let mut unscored_done = false;
-        for i in 0..hot {
+        for slot in candidates {
             if promote.len() >= max_moves {
                 break;
             }
-            let h = self.table.records[self.table.order[i] as usize];
+            let h = self.table.records[slot as usize];
             if h.score <= 0.0 {
                 break;
-            }
-            if !h.can_promote || ctx.mem.tier_of(h.page).is_none_or(|t| t == TierId::FAST) {
-                continue;
             }
             if worth(h.score, h.hot_age) < p.cb_multiplier * self.move_cost {
                 break;
@@ -400,8 +404,8 @@ impl ArmsPolicy {
             unscored_done = victim.is_none();
             let (cold, w, score) = match victim {
                 Some(page) => (page, [0.0f32; 2], 0.0f32),
-                None => match scored_cold.pop() {
-                    Some(c) => c,
+                None => match scored_cold.next().map(|s| self.table.records[s as usize]) {
+                    Some(r) => (r.page, r.w, r.score),
                     None => break,
                 },
             };

@@ -8,12 +8,12 @@
 //! the fast tier behaves as an LRU cache (`lru-cache`).
 
 use super::admission::{sampled_with_allocations, Admission};
+use super::lru_lists::LruList;
 use super::PolicySetup;
 use crate::memory::MoveStatus;
 use crate::policy::{Ctx, Migration, Policy, SampleRate, SourceRequest};
-use crate::sketches::PageTable;
 use crate::telemetry::Telemetry;
-use crate::types::{Page, TierId};
+use crate::types::TierId;
 use crate::{Event, ParamError};
 
 /// Parameters of [`LruPolicy`].
@@ -30,133 +30,6 @@ pub struct LruParams {
 impl Default for LruParams {
     fn default() -> Self {
         Self { rate: SampleRate::Hz(100_000.0), headroom: 0.0 }
-    }
-}
-
-const NIL: u32 = u32::MAX;
-
-#[derive(Clone, Copy, Debug)]
-struct Node {
-    page: Page,
-    prev: u32,
-    next: u32,
-}
-
-/// A doubly linked list over a node arena, indexed by page.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct LruList {
-    nodes: Vec<Node>,
-    free: Vec<u32>,
-    index: PageTable,
-    head: u32,
-    tail: u32,
-}
-
-impl LruList {
-    pub(crate) fn new() -> Self {
-        Self { head: NIL, tail: NIL, ..Default::default() }
-    }
-
-    fn unlink(&mut self, i: u32) {
-        let Node { prev, next, .. } = self.nodes[i as usize];
-        match prev {
-            NIL => self.head = next,
-            p => self.nodes[p as usize].next = next,
-        }
-        match next {
-            NIL => self.tail = prev,
-            n => self.nodes[n as usize].prev = prev,
-        }
-    }
-
-    fn push_head(&mut self, i: u32) {
-        self.nodes[i as usize].prev = NIL;
-        self.nodes[i as usize].next = self.head;
-        if self.head != NIL {
-            self.nodes[self.head as usize].prev = i;
-        }
-        self.head = i;
-        if self.tail == NIL {
-            self.tail = i;
-        }
-    }
-
-    /// Moves `page` to the head, inserting it if absent.
-    pub(crate) fn touch(&mut self, page: Page) {
-        match self.index.get(page) {
-            Some(i) => {
-                if self.head != i {
-                    self.unlink(i);
-                    self.push_head(i);
-                }
-            }
-            None => {
-                let node = Node { page, prev: NIL, next: NIL };
-                let i = match self.free.pop() {
-                    Some(i) => {
-                        self.nodes[i as usize] = node;
-                        i
-                    }
-                    None => {
-                        self.nodes.push(node);
-                        (self.nodes.len() - 1) as u32
-                    }
-                };
-                *self.index.entry(page, 0) = i;
-                self.push_head(i);
-            }
-        }
-    }
-
-    /// Whether `page` is on the list.
-    pub(crate) fn contains(&self, page: Page) -> bool {
-        self.index.get(page).is_some()
-    }
-
-    /// Pages on the list.
-    pub(crate) fn len(&self) -> usize {
-        self.index.len()
-    }
-
-    /// Inserts `page` at the head if it is absent (FIFO use: a present page keeps its
-    /// place).
-    pub(crate) fn insert(&mut self, page: Page) {
-        if !self.contains(page) {
-            self.touch(page);
-        }
-    }
-
-    /// Removes `page`; false if absent.
-    pub(crate) fn remove(&mut self, page: Page) -> bool {
-        match self.index.remove(page) {
-            Some(i) => {
-                self.unlink(i);
-                self.free.push(i);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Removes and returns the tail (least recent).
-    pub(crate) fn pop_tail(&mut self) -> Option<Page> {
-        let page = (self.tail != NIL).then(|| self.nodes[self.tail as usize].page)?;
-        self.remove(page);
-        Some(page)
-    }
-
-    /// The pages from the tail (least recent) towards the head.
-    pub(crate) fn tail_first(&self) -> impl Iterator<Item = Page> + '_ {
-        let mut at = self.tail;
-        std::iter::from_fn(move || {
-            let node = self.nodes.get(at as usize)?;
-            at = node.prev;
-            Some(node.page)
-        })
-    }
-
-    pub(crate) fn heap_bytes(&self) -> usize {
-        self.nodes.capacity() * std::mem::size_of::<Node>() + self.free.capacity() * 4 + self.index.heap_bytes()
     }
 }
 
@@ -230,23 +103,5 @@ impl Policy for LruPolicy {
 
     fn metadata_bytes(&self) -> usize {
         self.list.heap_bytes()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn list_orders_by_recency() {
-        let mut l = LruList::new();
-        for p in [1, 2, 3, 1, 4] {
-            l.touch(p);
-        }
-        assert!(l.remove(3));
-        assert!(!l.remove(3));
-        assert_eq!((l.pop_tail(), l.pop_tail(), l.pop_tail(), l.pop_tail()), (Some(2), Some(1), Some(4), None));
-        l.touch(9);
-        assert_eq!(l.pop_tail(), Some(9));
     }
 }

@@ -24,7 +24,7 @@
 //!   question on Linux); slow-tier samples are ignored.
 
 use super::admission::Admission;
-use super::lru::LruList;
+use super::lru_lists::LruList;
 use super::PolicySetup;
 use crate::memory::MoveStatus;
 use crate::policy::{Ctx, DeviceTopK, Migration, Policy, Sampling, SourceRequest};

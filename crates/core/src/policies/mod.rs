@@ -15,6 +15,7 @@ mod hybridtier;
 mod ledger;
 mod lfu;
 mod lru;
+mod lru_lists;
 mod m5;
 mod memtis;
 mod nomad;

@@ -4,6 +4,8 @@
 //! first, ties by page, so the order depends on the scores alone, not on where records
 //! sit.
 
+use std::collections::BinaryHeap;
+
 use crate::sketches::PageTable;
 use crate::types::Page;
 
@@ -23,6 +25,40 @@ pub(crate) struct ScoreTable<R> {
     pub(crate) records: Vec<R>,
     /// Slots of `records`, best score first, after [`rank`](Self::rank).
     pub(crate) order: Vec<u32>,
+    /// Ranking's scratch: each record's sort key, its page and its slot side by side, so
+    /// that sorting compares contiguous keys instead of reading records at random.
+    keyed: Vec<(u32, Page, u32)>,
+}
+
+/// Which end of the ranking [`ScoreTable::ranked`] yields first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Order {
+    BestFirst,
+    WorstFirst,
+}
+
+/// Slots in rank order; see [`ScoreTable::ranked`].
+#[derive(Debug)]
+pub(crate) struct Ranked {
+    /// A max-heap of keys that put the slot to yield next on top.
+    heap: BinaryHeap<(u32, Page, u32)>,
+}
+
+impl Iterator for Ranked {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        self.heap.pop().map(|(_, _, slot)| slot)
+    }
+}
+
+/// A key that sorts scores best first in `f32::total_cmp`'s order: the bits made
+/// monotonic as unsigned (negatives' magnitude bits flipped, the sign bit flipped), then
+/// inverted.
+fn descending(score: f32) -> u32 {
+    let bits = score.to_bits();
+    let monotonic = if bits >> 31 == 1 { !bits } else { bits | 1 << 31 };
+    !monotonic
 }
 
 impl<R: Scored> ScoreTable<R> {
@@ -32,6 +68,7 @@ impl<R: Scored> ScoreTable<R> {
             index: PageTable::with_capacity(usize::try_from(pages).unwrap_or(usize::MAX)),
             records: Vec::new(),
             order: Vec::new(),
+            keyed: Vec::new(),
         }
     }
 
@@ -66,17 +103,36 @@ impl<R: Scored> ScoreTable<R> {
         pages.into_iter().for_each(|p| self.forget(p));
     }
 
-    /// Orders the slots by score, best first; returns how many of the best fit in
-    /// `capacity` pages (the hot set's size).
+    /// Splits the slots at the hot set: `order[..hot]` the `hot` best records (as many
+    /// as fit in `capacity` pages), `order[hot..]` the others, neither part in order
+    /// ([`ranked`](Self::ranked) orders what a caller walks). Returns `hot`.
     pub(crate) fn rank(&mut self, capacity: u64) -> usize {
-        let records = &self.records;
+        let hot = self.records.len().min(usize::try_from(capacity).unwrap_or(usize::MAX));
+        self.keyed.clear();
+        self.keyed
+            .extend(self.records.iter().enumerate().map(|(slot, r)| (descending(r.score()), r.page(), slot as u32)));
+        // Pages are unique, so (key, page) orders every record and the slot never decides.
+        if hot > 0 && hot < self.keyed.len() {
+            self.keyed.select_nth_unstable(hot - 1);
+        }
         self.order.clear();
-        self.order.extend(0..records.len() as u32);
-        self.order.sort_unstable_by(|&a, &b| {
-            let (a, b) = (&records[a as usize], &records[b as usize]);
-            b.score().total_cmp(&a.score()).then(a.page().cmp(&b.page()))
-        });
-        self.order.len().min(usize::try_from(capacity).unwrap_or(usize::MAX))
+        self.order.extend(self.keyed.iter().map(|&(_, _, slot)| slot));
+        hot
+    }
+
+    /// `slots` in rank order, taken lazily: best first (ties by lower page) or worst
+    /// first (the exact reverse). Building it costs a pass over the slots; each slot
+    /// taken, a heap pop, so a walk that stops early does not pay for a full sort.
+    pub(crate) fn ranked(&self, slots: impl Iterator<Item = u32>, order: Order) -> Ranked {
+        let key = |slot: u32| {
+            let r = &self.records[slot as usize];
+            let (score, page) = (descending(r.score()), r.page());
+            match order {
+                Order::BestFirst => (!score, !page, slot),
+                Order::WorstFirst => (score, page, slot),
+            }
+        };
+        Ranked { heap: slots.map(key).collect() }
     }
 
     /// Heap bytes of the index, the records and the ranking.
@@ -84,6 +140,7 @@ impl<R: Scored> ScoreTable<R> {
         self.index.heap_bytes()
             + self.records.capacity() * std::mem::size_of::<R>()
             + self.order.capacity() * std::mem::size_of::<u32>()
+            + self.keyed.capacity() * std::mem::size_of::<(u32, Page, u32)>()
     }
 
     /// Records held.
@@ -117,6 +174,31 @@ mod tests {
     }
 
     #[test]
+    fn the_sort_key_orders_scores_as_total_cmp_does_best_first() {
+        let scores = [
+            f32::NEG_INFINITY,
+            -3.5,
+            -1.0,
+            -f32::MIN_POSITIVE,
+            -0.0,
+            0.0,
+            f32::MIN_POSITIVE,
+            0.25,
+            1.0,
+            2.0,
+            1e30,
+            f32::INFINITY,
+            f32::NAN,
+            -f32::NAN,
+        ];
+        for a in scores {
+            for b in scores {
+                assert_eq!(descending(a).cmp(&descending(b)), b.total_cmp(&a), "{a} vs {b}");
+            }
+        }
+    }
+
+    #[test]
     fn ranks_by_score_then_page_and_survives_removals() {
         let mut t = ScoreTable::with_capacity(100);
         for (page, score) in [(5, 1.0), (3, 2.0), (9, 2.0), (1, 0.5), (7, 3.0)] {
@@ -124,8 +206,13 @@ mod tests {
         }
         t.entry(1, || unreachable!()).1 += 0.25;
         assert_eq!(t.rank(3), 3);
-        let ranked: Vec<Page> = t.order.iter().map(|&s| t.records[s as usize].0).collect();
-        assert_eq!(ranked, [7, 3, 9, 5, 1]);
+        let pages = |slots: &[u32], order| -> Vec<Page> {
+            t.ranked(slots.iter().copied(), order).map(|s| t.records[s as usize].0).collect()
+        };
+        assert_eq!(pages(&t.order[..3], Order::BestFirst), [7, 3, 9]);
+        assert_eq!(pages(&t.order[..3], Order::WorstFirst), [9, 3, 7]);
+        assert_eq!(pages(&t.order[3..], Order::BestFirst), [5, 1]);
+        assert_eq!(pages(&t.order, Order::WorstFirst), [1, 5, 9, 3, 7]);
         t.forget(3);
         t.forget(42);
         t.forget_where(|r| r.1 < 1.0);

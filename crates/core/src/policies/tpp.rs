@@ -33,7 +33,7 @@
 //! The same policy runs NOMAD ([`TppPolicy::nomad`], `super::nomad`): TPP's decisions
 //! with shadow-aware demotion and a bounded promotion queue, on a non-exclusive platform.
 
-use super::lru::LruList;
+use super::lru_lists::LruLists;
 use crate::memory::MoveStatus;
 use crate::policy::{AccessedScan, Ctx, HintFaults, Migration, Policy, SourceRequest};
 use crate::sketches::PageTable;
@@ -114,6 +114,11 @@ const ACTIVE: u32 = 1;
 /// Slow-page flag: arrived by demotion (TPP's `PG_demoted`).
 const DEMOTED: u32 = 2;
 
+/// The fast tier's active LRU list, in [`TppPolicy::lists`].
+const ACTIVE_LIST: usize = 0;
+/// The fast tier's inactive LRU list.
+const INACTIVE_LIST: usize = 1;
+
 /// What NOMAD adds to TPP (see `super::nomad`).
 #[derive(Clone, Debug)]
 pub(super) struct Shadows {
@@ -131,9 +136,8 @@ pub struct TppPolicy {
     params: TppParams,
     /// NOMAD's additions; `None` runs TPP.
     pub(super) shadows: Option<Shadows>,
-    /// Fast-tier LRU lists.
-    active: LruList,
-    inactive: LruList,
+    /// Fast-tier LRU lists: [`ACTIVE_LIST`] and [`INACTIVE_LIST`].
+    lists: LruLists,
     /// [`ACTIVE`] / [`DEMOTED`] flags of slow-tier pages; absent means inactive.
     slow: PageTable,
     /// Migrations queued and not yet reported by `on_moved`.
@@ -164,8 +168,7 @@ impl TppPolicy {
         Ok(Self {
             params,
             shadows: None,
-            active: LruList::new(),
-            inactive: LruList::new(),
+            lists: LruLists::new(2),
             slow: PageTable::new(),
             queued_promotions: 0,
             queued_demotions: 0,
@@ -215,17 +218,18 @@ impl TppPolicy {
     /// An accessed-bit check found `page` referenced: a fast page is (re)activated,
     /// a slow page ignored (TPP learns about slow pages from hint faults).
     fn referenced(&mut self, page: Page) {
-        if self.inactive.remove(page) || self.active.contains(page) {
-            self.active.touch(page);
-        }
+        self.lists.move_to(ACTIVE_LIST, page);
     }
 
     /// The next victim of `list`: under NOMAD the first page with a valid shadow among
     /// its `window` least recent, else (and under TPP) its least recent.
-    fn victim(list: &mut LruList, window: usize, ctx: &Ctx<'_>) -> Option<Page> {
-        let page =
-            list.tail_first().take(window).find(|&p| ctx.mem.shadowed(p)).or_else(|| list.tail_first().next())?;
-        list.remove(page);
+    fn victim(lists: &mut LruLists, list: usize, window: usize, ctx: &Ctx<'_>) -> Option<Page> {
+        let page = lists
+            .tail_first(list)
+            .take(window)
+            .find(|&p| ctx.mem.shadowed(p))
+            .or_else(|| lists.tail_first(list).next())?;
+        lists.remove(page);
         Some(page)
     }
 
@@ -239,8 +243,8 @@ impl TppPolicy {
         let target = (self.params.demotion_watermark * capacity).ceil() as i64;
         let window = self.shadows.as_ref().map_or(0, |s| s.window);
         while self.room(ctx) < target {
-            let list = if self.inactive.len() > 0 { &mut self.inactive } else { &mut self.active };
-            match Self::victim(list, window, ctx) {
+            let list = if self.lists.len(INACTIVE_LIST) > 0 { INACTIVE_LIST } else { ACTIVE_LIST };
+            match Self::victim(&mut self.lists, list, window, ctx) {
                 Some(victim) => self.queue_demotion(victim, ctx),
                 None => return,
             }
@@ -291,15 +295,13 @@ impl Policy for TppPolicy {
                     if kind != PageKind::Anon && self.params.type_aware_allocation {
                         self.queue_demotion(page, ctx); // §5.4: caches belong on CXL first
                     } else {
-                        self.inactive.touch(page);
+                        self.lists.touch(INACTIVE_LIST, page);
                     }
                 }
                 Event::HintFault { page, tier, .. } if tier != TierId::FAST => self.on_slow_fault(page, ctx),
                 Event::Accessed { first, pages: 1, count } if count > 0 => self.referenced(first),
                 Event::Free { page } => {
-                    if !self.inactive.remove(page) {
-                        self.active.remove(page);
-                    }
+                    self.lists.remove(page);
                     self.slow.remove(page);
                 }
                 _ => {}
@@ -322,7 +324,7 @@ impl Policy for TppPolicy {
                         if self.slow.remove(m.page).is_some_and(|f| f & DEMOTED != 0) {
                             self.stats.ping_pong += 1;
                         }
-                        self.active.touch(m.page);
+                        self.lists.touch(ACTIVE_LIST, m.page);
                     }
                     MoveStatus::AlreadyThere => {}
                     // NOMAD: written during the copy; still active, promoted at a later fault.
@@ -339,7 +341,9 @@ impl Policy for TppPolicy {
                         *self.slow.entry(m.page, 0) = DEMOTED; // lands inactive, flagged
                     }
                     // Still on the fast tier: back on the inactive list for a later pass.
-                    MoveStatus::NoSpace | MoveStatus::Busy | MoveStatus::Failed(_) => self.inactive.touch(m.page),
+                    MoveStatus::NoSpace | MoveStatus::Busy | MoveStatus::Failed(_) => {
+                        self.lists.touch(INACTIVE_LIST, m.page)
+                    }
                     _ => {}
                 }
             }
@@ -348,7 +352,7 @@ impl Policy for TppPolicy {
 
     fn metadata_bytes(&self) -> usize {
         let remaps = self.shadows.as_ref().map_or(0, |s| s.remaps.heap_bytes());
-        self.active.heap_bytes() + self.inactive.heap_bytes() + self.slow.heap_bytes() + remaps
+        self.lists.heap_bytes() + self.slow.heap_bytes() + remaps
     }
 }
 

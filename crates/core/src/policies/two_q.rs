@@ -11,7 +11,7 @@
 //! leaves an `A1in` page where it is (2Q's correlated-reference rule).
 
 use super::admission::{sampled_with_allocations, Admission};
-use super::lru::LruList;
+use super::lru_lists::LruList;
 use super::PolicySetup;
 use crate::memory::MoveStatus;
 use crate::policy::{Ctx, Migration, Policy, SampleRate, SourceRequest};

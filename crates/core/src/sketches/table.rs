@@ -106,6 +106,17 @@ impl PageTable {
         (slot.key != 0).then_some(slot.value)
     }
 
+    /// The value stored for `page`, to change in place.
+    #[inline]
+    pub fn get_mut(&mut self, page: Page) -> Option<&mut u32> {
+        if page == u64::MAX {
+            return self.max_page.as_mut();
+        }
+        let i = self.probe(page);
+        let slot = &mut self.slots[i];
+        (slot.key != 0).then_some(&mut slot.value)
+    }
+
     /// The value for `page`, inserting `default` first if the page is absent.
     #[inline]
     pub fn entry(&mut self, page: Page, default: u32) -> &mut u32 {
@@ -219,6 +230,11 @@ mod tests {
                 }
             }
             assert_eq!(table.get(page), reference.get(&page).copied(), "step {step}");
+            if let Some(v) = table.get_mut(page) {
+                *v += 7;
+                *reference.get_mut(&page).expect("present in both") += 7;
+            }
+            assert_eq!(table.get_mut(page).is_some(), reference.contains_key(&page), "step {step}");
         }
         assert_eq!(table.len(), reference.len());
         let mut all: Vec<_> = table.iter().collect();

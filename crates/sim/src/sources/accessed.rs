@@ -73,10 +73,12 @@ impl AccessScanner {
         s
     }
 
-    /// Starts loading `page`'s last-seen interval, which [`Self::on_access`] reads.
+    /// Starts loading `page`'s last-seen interval and, per page, its count: what
+    /// [`Self::on_access`] reads.
     #[inline(always)]
     pub(crate) fn prefetch(&self, page: u64) {
         tierkit_core::prefetch::prefetch_at(&self.last_seen, page as usize);
+        tierkit_core::prefetch::prefetch_at(&self.counts, page as usize);
     }
 
     #[inline(always)]
