@@ -287,7 +287,7 @@ impl AltoPolicy {
         let on = |slot: u32, slow: bool| {
             ctx.mem.tier_of(table.records[slot as usize].page).is_some_and(|t| (t != TierId::FAST) == slow)
         };
-        let mut cold = table.ranked(table.order[hot..].iter().copied().filter(|&s| on(s, false)), Order::BestFirst);
+        let mut cold = table.ranked(table.order[hot..].iter().copied().filter(|&s| on(s, false)), Order::WorstFirst);
         // Candidates: the hot set's slow pages, best first.
         let candidates = table.ranked(table.order[..hot].iter().copied().filter(|&s| on(s, true)), Order::BestFirst);
         let mut pass = ScanPass::new(&self.cursor);
@@ -514,6 +514,22 @@ mod tests {
         // The hot set is {0, 1000}: 1000 displaces the unscored page 1, and 1001, outside
         // the hot set, displaces nothing.
         assert!(rig.fast(0) && rig.fast(1000) && !rig.fast(1) && !rig.fast(1001));
+    }
+
+    #[test]
+    fn exchanges_demote_the_lowest_scored_fast_pages_outside_the_hot_set_first() {
+        let mut rig = Rig::new(AltoParams::default(), 4, 4, 2);
+        rig.tick(HIGH_AOL);
+        for (page, chased) in [(0, 50), (1, 45), (1000, 40), (1001, 8), (3, 8), (2, 2)] {
+            rig.sample(page, chased, Some(1.0));
+        }
+        rig.sample(1001, 1, Some(10.0)); // a streamed sample: 1001 just outranks page 3
+        rig.tick(HIGH_AOL);
+        // The hot set is {0, 1, 1000, 1001}. 1000 displaces the coldest fast page, 2; 1001
+        // would gain too little over the next one, 3, to pay for an exchange.
+        assert!(rig.fast(1000) && !rig.fast(2), "1000 takes page 2's place");
+        assert!(rig.fast(3) && !rig.fast(1001), "1001 and 3 stay where they are");
+        assert!(rig.fast(0) && rig.fast(1));
     }
 
     #[test]
