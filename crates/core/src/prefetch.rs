@@ -1,6 +1,15 @@
 //! A cache prefetch hint, for loops that look up large tables at random: issuing the
 //! loads of the next few items before working on the current one overlaps their misses.
 
+/// How far ahead of the sample it works on a walk over a batch of samples prefetches
+/// the table entries they will read: far enough to cover a miss, near enough that the
+/// lines are still cached when their sample comes.
+pub const AHEAD: usize = 8;
+
+/// The same for a scan over resident pages, whose work per page is a few instructions:
+/// it must run further ahead to cover a miss.
+pub const SCAN_AHEAD: usize = 64;
+
 /// Hints the CPU to start loading the cache line holding `value` (no effect on
 /// correctness; a no-op off x86-64).
 #[inline(always)]

@@ -53,10 +53,6 @@ use crate::telemetry::Telemetry;
 use crate::types::{Nanos, Page, TierId, HUGE_PAGE_PAGES, SECOND};
 use crate::{Event, ParamError};
 
-/// Scanned pages ahead of the one being judged whose filter lines the demotion scan
-/// prefetches.
-const SCAN_PREFETCH_AHEAD: usize = 8;
-
 /// Parameters of [`HybridTierPolicy`].
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
@@ -470,7 +466,7 @@ impl HybridTierPolicy {
         let mut pass = ScanPass::new(&self.cursor);
         while needed > 0 && pass.next(ctx.mem, &mut self.cursor, self.params.scan_batch, &mut self.scratch) {
             for (i, r) in self.scratch.iter().enumerate() {
-                if let Some(ahead) = self.scratch.get(i + SCAN_PREFETCH_AHEAD) {
+                if let Some(ahead) = self.scratch.get(i + crate::prefetch::SCAN_AHEAD) {
                     self.frequency.prefetch(ahead.page);
                     if let Some(m) = &self.momentum {
                         m.filter.prefetch(ahead.page >> self.frequency.shift);

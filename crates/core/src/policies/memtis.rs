@@ -359,7 +359,14 @@ impl MemtisPolicy {
             if mem.scan(&mut self.cursor, max, &mut self.scratch) == 0 {
                 break;
             }
-            for r in &self.scratch {
+            for (i, r) in self.scratch.iter().enumerate() {
+                // The counts of fast pages a few ahead are on their way: the table is
+                // read at random as the scan walks addresses.
+                if let Some(ahead) =
+                    self.scratch.get(i + crate::prefetch::SCAN_AHEAD).filter(|a| a.tier == TierId::FAST)
+                {
+                    self.counts.prefetch(ahead.page);
+                }
                 left = left.saturating_sub(if r.huge { HUGE_PAGE_PAGES } else { 1 });
                 if demoted < need && r.tier == TierId::FAST && self.bin(r.page) < self.warm_bin {
                     ctx.plan.push(r.page, slow);
@@ -399,7 +406,10 @@ impl Policy for MemtisPolicy {
 
     fn on_events(&mut self, events: &[Event], ctx: &mut Ctx<'_>) {
         let capacity = ctx.mem.tiers().first().map_or(0, |t| t.capacity_pages);
-        for e in events {
+        for (i, e) in events.iter().enumerate() {
+            if let Some(Event::Sample { page, .. }) = events.get(i + crate::prefetch::AHEAD) {
+                self.counts.prefetch(*page);
+            }
             match *e {
                 Event::Sample { page, tier, .. } => self.on_sample(page, tier, capacity),
                 Event::Free { page } => {

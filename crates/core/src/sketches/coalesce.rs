@@ -4,10 +4,6 @@ use super::table::PageTable;
 use super::FrequencySketch;
 use crate::Page;
 
-/// Pages ahead of the one being applied whose sketch entries [`Coalescer::flush`]
-/// prefetches.
-const PREFETCH_AHEAD: usize = 8;
-
 /// Collects a batch of samples per page, then applies them to a sketch with one
 /// `increase(page, amount)` per distinct page instead of one `increment` per sample.
 ///
@@ -48,7 +44,7 @@ impl Coalescer {
     /// Returns the number of sketch updates made.
     pub fn flush<S: FrequencySketch + ?Sized>(&mut self, sketch: &mut S) -> usize {
         let updates = self.pending.len();
-        let mut ahead = self.pending.iter().skip(PREFETCH_AHEAD);
+        let mut ahead = self.pending.iter().skip(crate::prefetch::AHEAD);
         for (page, n) in self.pending.iter() {
             if let Some((next, _)) = ahead.next() {
                 sketch.prefetch(next);

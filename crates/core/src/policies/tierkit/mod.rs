@@ -93,9 +93,6 @@ use crate::{Event, ParamError};
 /// The most pages ahead of sweeps brought in per tick, as a share of the hot capacity.
 const PREFETCH_SHARE: f64 = 0.25;
 
-/// Samples between prefetching a count and using it.
-const PREFETCH_AHEAD: usize = 8;
-
 /// A page demoted within this many ticks (5 s) of its promotion ping-ponged.
 const PINGPONG_TICKS: u32 = 50;
 
@@ -349,7 +346,7 @@ impl Policy for TierkitPolicy {
         for (i, e) in events.iter().enumerate() {
             // Start loading the count of a sample a few ahead: the table outgrows the
             // caches on large footprints.
-            if let Some(Event::Sample { page, .. }) = events.get(i + PREFETCH_AHEAD) {
+            if let Some(Event::Sample { page, .. }) = events.get(i + crate::prefetch::AHEAD) {
                 self.counts.prefetch(*page);
             }
             let Event::Sample { page, tier, time, .. } = *e else { continue };
