@@ -165,6 +165,12 @@ impl Ledger {
         }
     }
 
+    /// Starts loading what [`Self::sample`] will read for `page`.
+    #[inline]
+    pub fn prefetch(&self, page: Page) {
+        self.moved.prefetch(page);
+    }
+
     /// A sample found `page` in the fast tier (`fast`) or not.
     #[inline]
     pub fn sample(&mut self, page: Page, fast: bool) {

@@ -344,10 +344,11 @@ impl Policy for TierkitPolicy {
     fn on_events(&mut self, events: &[Event], ctx: &mut Ctx<'_>) {
         let reserve = self.headroom;
         for (i, e) in events.iter().enumerate() {
-            // Start loading the count of a sample a few ahead: the table outgrows the
-            // caches on large footprints.
+            // Start loading the count and the ledger's mark of a sample a few ahead: the
+            // tables outgrow the caches on large footprints.
             if let Some(Event::Sample { page, .. }) = events.get(i + crate::prefetch::AHEAD) {
                 self.counts.prefetch(*page);
+                self.ledger.prefetch(*page);
             }
             let Event::Sample { page, tier, time, .. } = *e else { continue };
             self.ledger.sample(page, tier == TierId::FAST);
