@@ -3,10 +3,14 @@
 //!
 //! Every sampled page's count is kept exactly and never aged (perfect LFU). A sampled
 //! access served by a slower tier promotes its page; when that needs room, the fast
-//! page with the lowest count (oldest first among equals) is demoted. Fast pages are
-//! kept in an ordered set by `(count, arrival)`, so each update is O(log n).
+//! page with the lowest count (oldest first among equals) is demoted. Fast pages wait
+//! in a min-heap by `(count, arrival)`: a count change pushes the page's new key and
+//! leaves the old one to be skipped when it surfaces (an entry is current while it
+//! matches the page's count and arrival), and the heap is rebuilt from the current
+//! keys when stale ones outnumber them.
 
-use std::collections::BTreeSet;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use super::admission::{sampled_with_allocations, Admission};
 use super::PolicySetup;
@@ -36,8 +40,9 @@ impl Default for LfuParams {
 pub struct LfuPolicy {
     params: LfuParams,
     counts: ExactCounter,
-    /// Fast pages by (count, arrival, page); `arrival` breaks ties oldest first.
-    order: BTreeSet<(u32, u64, Page)>,
+    /// Keys (count, arrival, page) of fast pages, lowest first, some stale; `arrival`
+    /// breaks ties oldest first.
+    order: BinaryHeap<Reverse<(u32, u64, Page)>>,
     /// Arrival stamp of each fast page in `order`.
     arrival: PageTable,
     clock: u64,
@@ -50,7 +55,7 @@ impl LfuPolicy {
         Ok(Self {
             params,
             counts: ExactCounter::new(),
-            order: BTreeSet::new(),
+            order: BinaryHeap::new(),
             arrival: PageTable::new(),
             clock: 0,
             admission: Admission::default(),
@@ -59,20 +64,39 @@ impl LfuPolicy {
 
     /// Records `page` as a fast page with count `count`.
     fn place(&mut self, page: Page, count: u32) {
-        if let Some(stamp) = self.arrival.get(page) {
-            self.order.remove(&(count.saturating_sub(1), stamp as u64, page));
-            self.order.insert((count, stamp as u64, page));
-        } else {
-            self.clock += 1;
-            *self.arrival.entry(page, 0) = self.clock as u32;
-            self.order.insert((count, self.clock as u32 as u64, page));
+        let stamp = match self.arrival.get(page) {
+            Some(stamp) => stamp,
+            None => {
+                self.clock += 1;
+                *self.arrival.entry(page, 0) = self.clock as u32;
+                self.clock as u32
+            }
+        };
+        self.order.push(Reverse((count, u64::from(stamp), page)));
+        if self.order.len() > 2 * self.arrival.len() + 1024 {
+            let (counts, arrival) = (&self.counts, &self.arrival);
+            self.order = arrival.iter().map(|(p, stamp)| Reverse((counts.get(p), u64::from(stamp), p))).collect();
         }
     }
 
-    fn forget(&mut self, page: Page) {
-        if let Some(stamp) = self.arrival.remove(page) {
-            self.order.remove(&(self.counts.get(page), stamp as u64, page));
+    /// Whether `key` is its page's current key.
+    fn current(&self, (count, stamp, page): (u32, u64, Page)) -> bool {
+        self.arrival.get(page).is_some_and(|s| u64::from(s) == stamp) && self.counts.get(page) == count
+    }
+
+    /// Removes and returns the fast page with the lowest (count, arrival).
+    fn pop_coldest(&mut self) -> Option<Page> {
+        while let Some(Reverse(key)) = self.order.pop() {
+            if self.current(key) {
+                self.arrival.remove(key.2);
+                return Some(key.2);
+            }
         }
+        None
+    }
+
+    fn forget(&mut self, page: Page) {
+        self.arrival.remove(page); // its keys go stale
     }
 }
 
@@ -99,13 +123,15 @@ impl Policy for LfuPolicy {
                     self.place(page, c);
                 }
                 Event::Sample { page, .. } => {
-                    let c = self.counts.increment(page);
+                    // The victim is chosen before the count changes: the sampled page may
+                    // be a fast page still (a promotion in flight), whose key is current
+                    // only until then.
                     if self.admission.needs_room(ctx) {
-                        if let Some((_, _, victim)) = self.order.pop_first() {
-                            self.arrival.remove(victim);
+                        if let Some(victim) = self.pop_coldest() {
                             self.admission.demote(ctx, victim);
                         }
                     }
+                    let c = self.counts.increment(page);
                     self.admission.promote(ctx, page);
                     self.place(page, c);
                 }
@@ -129,8 +155,9 @@ impl Policy for LfuPolicy {
     }
 
     fn metadata_bytes(&self) -> usize {
-        // A BTreeSet node holds up to 11 entries of 24 bytes plus bookkeeping: ~32 B each.
-        self.counts.heap_bytes() + self.arrival.heap_bytes() + self.order.len() * 32
+        self.counts.heap_bytes()
+            + self.arrival.heap_bytes()
+            + self.order.capacity() * std::mem::size_of::<Reverse<(u32, u64, Page)>>()
     }
 }
 
@@ -138,6 +165,29 @@ impl Policy for LfuPolicy {
 mod tests {
     use super::*;
     use crate::{InMemory, Memory, Mover, Plan};
+
+    #[test]
+    fn the_coldest_page_is_the_lowest_current_key_through_stale_keys_and_rebuilds() {
+        let setup = PolicySetup { fast_pages: 64, pages: 256 };
+        let mut p = LfuPolicy::new(LfuParams::default(), &setup).unwrap();
+        let mut rng = crate::dist::Rng::new(5);
+        for step in 0..50_000 {
+            let page = rng.below(256);
+            match rng.below(10) {
+                0 => p.forget(page),
+                1..=7 => {
+                    let c = p.counts.increment(page);
+                    p.place(page, c);
+                }
+                _ => {
+                    let lowest = p.arrival.iter().map(|(q, stamp)| (p.counts.get(q), u64::from(stamp), q)).min();
+                    assert_eq!(p.pop_coldest(), lowest.map(|(_, _, q)| q), "step {step}");
+                }
+            }
+            // 40,000 keys are pushed over 256 pages: without rebuilds the heap would hold them.
+            assert!(p.order.len() <= 2 * 256 + 1025, "stale keys are dropped (step {step})");
+        }
+    }
 
     #[test]
     fn the_least_frequent_fast_page_is_demoted() {
