@@ -82,7 +82,7 @@ impl LruLists {
     /// Moves `page` to the head of `list`, from whichever list holds it, inserting it
     /// if no list does.
     pub(crate) fn touch(&mut self, list: usize, page: Page) {
-        assert!(list < self.lists, "list {list} of {}", self.lists);
+        debug_assert!(list < self.lists, "list {list} of {}", self.lists);
         let entry = self.index.entry(page, NIL);
         if *entry == NIL {
             let node = Node { page, prev: NIL, next: NIL };
@@ -101,14 +101,16 @@ impl LruLists {
             self.push_head(list, i);
         } else {
             let (from, i) = Self::split(*entry);
-            *entry = (list as u32) << LIST_SHIFT | i;
+            if from != list {
+                *entry = (list as u32) << LIST_SHIFT | i;
+            }
             self.relink(from, list, i);
         }
     }
 
     /// Moves `page` to the head of `list` if a list holds it; false if none does.
     pub(crate) fn move_to(&mut self, list: usize, page: Page) -> bool {
-        assert!(list < self.lists, "list {list} of {}", self.lists);
+        debug_assert!(list < self.lists, "list {list} of {}", self.lists);
         let Some(entry) = self.index.get_mut(page) else { return false };
         let (from, i) = Self::split(*entry);
         *entry = (list as u32) << LIST_SHIFT | i;
