@@ -275,7 +275,7 @@ impl AltoPolicy {
     }
 
     /// The interval's benefit-gated, regulated promotions and exchanges.
-    fn migrate(&mut self, ctx: &mut Ctx<'_>, hot: usize) {
+    fn migrate(&mut self, ctx: &mut Ctx<'_>) {
         let Some(slow) = ctx.mem.slower_than(TierId::FAST) else { return };
         let p = self.params;
         // Stall-weighted misses per score unit over the horizon, times the gap they save.
@@ -287,9 +287,9 @@ impl AltoPolicy {
         let on = |slot: u32, slow: bool| {
             ctx.mem.tier_of(table.records[slot as usize].page).is_some_and(|t| (t != TierId::FAST) == slow)
         };
-        let mut cold = table.ranked(table.order[hot..].iter().copied().filter(|&s| on(s, false)), Order::WorstFirst);
+        let mut cold = table.ranked(table.slots(false).filter(|&s| on(s, false)), Order::WorstFirst);
         // Candidates: the hot set's slow pages, best first.
-        let candidates = table.ranked(table.order[..hot].iter().copied().filter(|&s| on(s, true)), Order::BestFirst);
+        let candidates = table.ranked(table.slots(true).filter(|&s| on(s, true)), Order::BestFirst);
         let mut pass = ScanPass::new(&self.cursor);
         let mut pending = Vec::new();
         let (mut promote, mut demote) = (Vec::new(), Vec::new());
@@ -378,8 +378,8 @@ impl Policy for AltoPolicy {
         self.cool(telemetry.now);
         self.regulate(telemetry);
         let capacity = ctx.mem.tiers().first().map_or(0, |t| t.capacity_pages);
-        let hot = self.table.rank(capacity);
-        self.migrate(ctx, hot);
+        self.table.rank(capacity);
+        self.migrate(ctx);
     }
 
     fn on_moved(&mut self, results: &[(Migration, MoveStatus)]) {

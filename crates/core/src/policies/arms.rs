@@ -284,22 +284,22 @@ impl ArmsPolicy {
         self.table.forget_where(|r| r.w[0].max(r.w[1]) < 1e-3);
     }
 
-    /// Ranks the pages and updates hot ages; returns the hot set's size.
-    fn rank(&mut self, capacity: u64) -> usize {
-        let hot = self.table.rank(capacity);
+    /// Ranks the pages and updates hot ages.
+    fn rank(&mut self, capacity: u64) {
+        self.table.rank(capacity);
         let t = &mut self.table;
-        for (i, &slot) in t.order.iter().enumerate() {
-            let r = &mut t.records[slot as usize];
-            if i < hot && r.score > 0.0 {
+        for slot in 0..t.records.len() {
+            let in_hot = t.is_hot(slot);
+            let r = &mut t.records[slot];
+            if in_hot && r.score > 0.0 {
                 r.hot_age += 1;
                 if r.hot_age > 1 && r.score >= r.prev_score {
                     r.can_promote = true;
                 }
-            } else if i >= hot {
+            } else if !in_hot {
                 (r.hot_age, r.can_promote) = (0, false);
             }
         }
-        hot
     }
 
     /// The Page-Hinkley test on the slow tier's bandwidth, once per `hcd_period`.
@@ -359,7 +359,7 @@ impl ArmsPolicy {
     }
 
     /// One interval's cost/benefit-checked, bounded batch of promotions and exchanges.
-    fn migrate(&mut self, ctx: &mut Ctx<'_>, hot: usize, gap_ns: f64) {
+    fn migrate(&mut self, ctx: &mut Ctx<'_>, gap_ns: f64) {
         let Some(slow) = ctx.mem.slower_than(TierId::FAST) else { return };
         let p = self.params;
         let max_moves = (p.interval as f64 / (2.0 * self.move_cost)) as usize;
@@ -373,14 +373,14 @@ impl ArmsPolicy {
             let r = &table.records[s as usize];
             r.score > 0.0 && ctx.mem.tier_of(r.page) == Some(TierId::FAST)
         };
-        let mut scored_cold = table.ranked(table.order[hot..].iter().copied().filter(cold), Order::WorstFirst);
+        let mut scored_cold = table.ranked(table.slots(false).filter(cold), Order::WorstFirst);
         // Candidates, best first: the hot set's slow pages that may be promoted, and its
         // unscored pages (the first of them ends the walk).
         let candidate = |&s: &u32| {
             let r = &table.records[s as usize];
             r.score <= 0.0 || (r.can_promote && ctx.mem.tier_of(r.page).is_some_and(|t| t != TierId::FAST))
         };
-        let candidates = table.ranked(table.order[..hot].iter().copied().filter(candidate), Order::BestFirst);
+        let candidates = table.ranked(table.slots(true).filter(candidate), Order::BestFirst);
         let mut pass = super::ScanPass::new(&self.cursor);
         let mut pending = Vec::new();
         let mut unscored_done = false;
@@ -481,9 +481,9 @@ impl Policy for ArmsPolicy {
         });
         self.rescore();
         let capacity = ctx.mem.tiers().first().map_or(0, |t| t.capacity_pages);
-        let hot = self.rank(capacity);
+        self.rank(capacity);
         let gap = self.gap_ns(telemetry);
-        self.migrate(ctx, hot, gap);
+        self.migrate(ctx, gap);
     }
 
     fn on_moved(&mut self, results: &[(Migration, MoveStatus)]) {

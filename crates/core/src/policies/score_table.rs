@@ -1,8 +1,8 @@
 //! A table of per-page records ranked by score: what the ranking policies (`arms`,
 //! `alto`) keep. Records live densely in a vector, found through a [`PageTable`]; a
-//! removed record's slot takes the last record. Ranking orders the slots by score, best
-//! first, ties by page, so the order depends on the scores alone, not on where records
-//! sit.
+//! removed record's slot takes the last record. Ranking finds the hot set and orders
+//! what a walk takes by score, best first, ties by page, so the order depends on the
+//! scores alone, not on where records sit.
 
 use std::collections::BinaryHeap;
 
@@ -23,8 +23,8 @@ pub(crate) struct ScoreTable<R> {
     index: PageTable,
     /// The records, in no particular order.
     pub(crate) records: Vec<R>,
-    /// Slots of `records`, best score first, after [`rank`](Self::rank).
-    pub(crate) order: Vec<u32>,
+    /// Per slot of `records`: in the hot set found by the last [`rank`](Self::rank).
+    hot: Vec<bool>,
     /// Ranking's scratch: each record's sort key, its page and its slot side by side, so
     /// that sorting compares contiguous keys instead of reading records at random.
     keyed: Vec<(u32, Page, u32)>,
@@ -67,7 +67,7 @@ impl<R: Scored> ScoreTable<R> {
         Self {
             index: PageTable::with_capacity(usize::try_from(pages).unwrap_or(usize::MAX)),
             records: Vec::new(),
-            order: Vec::new(),
+            hot: Vec::new(),
             keyed: Vec::new(),
         }
     }
@@ -103,10 +103,10 @@ impl<R: Scored> ScoreTable<R> {
         pages.into_iter().for_each(|p| self.forget(p));
     }
 
-    /// Splits the slots at the hot set: `order[..hot]` the `hot` best records (as many
-    /// as fit in `capacity` pages), `order[hot..]` the others, neither part in order
-    /// ([`ranked`](Self::ranked) orders what a caller walks). Returns `hot`.
-    pub(crate) fn rank(&mut self, capacity: u64) -> usize {
+    /// Finds the hot set: the best records, as many as fit in `capacity` pages, without
+    /// ordering them. [`slots`](Self::slots) lists either part and
+    /// [`ranked`](Self::ranked) orders what a caller walks.
+    pub(crate) fn rank(&mut self, capacity: u64) {
         let hot = self.records.len().min(usize::try_from(capacity).unwrap_or(usize::MAX));
         self.keyed.clear();
         self.keyed
@@ -115,9 +115,22 @@ impl<R: Scored> ScoreTable<R> {
         if hot > 0 && hot < self.keyed.len() {
             self.keyed.select_nth_unstable(hot - 1);
         }
-        self.order.clear();
-        self.order.extend(self.keyed.iter().map(|&(_, _, slot)| slot));
-        hot
+        self.hot.clear();
+        self.hot.resize(self.records.len(), false);
+        for &(_, _, slot) in &self.keyed[..hot] {
+            self.hot[slot as usize] = true;
+        }
+    }
+
+    /// The slots in the hot set (`hot`) or out of it, in slot order: a walk that reads
+    /// each record reads them in memory order.
+    pub(crate) fn slots(&self, hot: bool) -> impl Iterator<Item = u32> + '_ {
+        self.hot.iter().enumerate().filter(move |&(_, &h)| h == hot).map(|(slot, _)| slot as u32)
+    }
+
+    /// Whether `slot` is in the hot set.
+    pub(crate) fn is_hot(&self, slot: usize) -> bool {
+        self.hot[slot]
     }
 
     /// `slots` in rank order, taken lazily: best first (ties by lower page) or worst
@@ -139,7 +152,7 @@ impl<R: Scored> ScoreTable<R> {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.index.heap_bytes()
             + self.records.capacity() * std::mem::size_of::<R>()
-            + self.order.capacity() * std::mem::size_of::<u32>()
+            + self.hot.capacity()
             + self.keyed.capacity() * std::mem::size_of::<(u32, Page, u32)>()
     }
 
@@ -205,20 +218,23 @@ mod tests {
             t.entry(page, || R(page, 0.0)).1 += score;
         }
         t.entry(1, || unreachable!()).1 += 0.25;
-        assert_eq!(t.rank(3), 3);
-        let pages = |slots: &[u32], order| -> Vec<Page> {
-            t.ranked(slots.iter().copied(), order).map(|s| t.records[s as usize].0).collect()
+        t.rank(3);
+        let pages = |slots: Vec<u32>, order| -> Vec<Page> {
+            t.ranked(slots.into_iter(), order).map(|s| t.records[s as usize].0).collect()
         };
-        assert_eq!(pages(&t.order[..3], Order::BestFirst), [7, 3, 9]);
-        assert_eq!(pages(&t.order[..3], Order::WorstFirst), [9, 3, 7]);
-        assert_eq!(pages(&t.order[3..], Order::BestFirst), [5, 1]);
-        assert_eq!(pages(&t.order, Order::WorstFirst), [1, 5, 9, 3, 7]);
+        let (hot, cold): (Vec<u32>, Vec<u32>) = (t.slots(true).collect(), t.slots(false).collect());
+        assert!(hot.iter().all(|&s| t.is_hot(s as usize)) && !cold.iter().any(|&s| t.is_hot(s as usize)));
+        assert_eq!(pages(hot.clone(), Order::BestFirst), [7, 3, 9]);
+        assert_eq!(pages(hot.clone(), Order::WorstFirst), [9, 3, 7]);
+        assert_eq!(pages(cold.clone(), Order::BestFirst), [5, 1]);
+        assert_eq!(pages([hot, cold].concat(), Order::WorstFirst), [1, 5, 9, 3, 7]);
         t.forget(3);
         t.forget(42);
         t.forget_where(|r| r.1 < 1.0);
         assert!(t.consistent() && t.len() == 3);
         assert!(t.get(1).is_none() && t.get(3).is_none());
         assert_eq!(t.get(9).map(|r| r.1), Some(2.0));
-        assert_eq!(t.rank(10), 3);
+        t.rank(10);
+        assert_eq!(t.slots(true).count(), 3, "the hot set is every record when they all fit");
     }
 }
