@@ -1,9 +1,9 @@
 //! A cache prefetch hint, for loops that look up large tables at random: issuing the
 //! loads of the next few items before working on the current one overlaps their misses.
 
-/// How far ahead of the sample it works on a walk over a batch of samples prefetches
-/// the table entries they will read: far enough to cover a miss, near enough that the
-/// lines are still cached when their sample comes.
+/// How far ahead of the item it works on a walk over a batch (samples, or a batch's
+/// distinct pages) prefetches the table entries the items will read: far enough to cover
+/// a miss, near enough that the lines are still cached when their item comes.
 pub const AHEAD: usize = 8;
 
 /// The same for a scan over resident pages, whose work per page is a few instructions:

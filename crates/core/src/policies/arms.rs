@@ -369,11 +369,11 @@ impl ArmsPolicy {
         // Demotion victims: fast pages with no score, then scored fast pages outside the
         // hot set, coldest first.
         let table = &self.table;
-        let cold = |&s: &u32| {
+        let scored_fast = |&s: &u32| {
             let r = &table.records[s as usize];
             r.score > 0.0 && ctx.mem.tier_of(r.page) == Some(TierId::FAST)
         };
-        let mut scored_cold = table.ranked(table.slots(false).filter(cold), Order::WorstFirst);
+        let mut scored_cold = table.ranked(table.slots(false).filter(scored_fast), Order::WorstFirst);
         // Candidates, best first: the hot set's slow pages that may be promoted, and its
         // unscored pages (the first of them ends the walk).
         let candidate = |&s: &u32| {

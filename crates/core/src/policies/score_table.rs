@@ -26,7 +26,8 @@ pub(crate) struct ScoreTable<R> {
     /// Per slot of `records`: in the hot set found by the last [`rank`](Self::rank).
     hot: Vec<bool>,
     /// Ranking's scratch: each record's sort key, its page and its slot side by side, so
-    /// that sorting compares contiguous keys instead of reading records at random.
+    /// that finding the hot set compares contiguous keys instead of reading records at
+    /// random.
     keyed: Vec<(u32, Page, u32)>,
 }
 
