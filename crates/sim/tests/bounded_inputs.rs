@@ -99,9 +99,8 @@ fn a_native_header_announcing_absurd_pages_is_refused_at_open() {
 fn a_native_trace_cut_while_a_run_reads_it_ends_the_run_with_an_error() {
     let dir = scratch("run");
     let path = dir.join("cut.tktrace");
-    // Three frames (of 1 Mi records, about 1 MB each: random pages do not compress); a
-    // frame is decoded whole when the run reaches it, so the first chunk has read the
-    // first frame and the cut is in the second.
+    // Three frames (of 1 Mi records, about 1 MB each: random pages do not compress); the
+    // cut is in the second, which the run reaches after its first chunk.
     native(&path, 2_100_000, 64);
     let len = std::fs::metadata(&path).unwrap().len();
     let spec = RunSpec::new(trace_spec(&path), (1, 16));

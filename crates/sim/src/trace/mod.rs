@@ -121,6 +121,26 @@ pub trait PageReader: Send {
     fn carries_classes(&self) -> bool {
         false
     }
+
+    /// Tells the reader that a pass over the same file has already checked what the
+    /// format's header says of the whole trace, so that a reader whose check keeps
+    /// per-page state (a native trace's distinct-page count) may skip it. A replay
+    /// calls it: opening the trace made that pass, or found the cache of one whose stamp
+    /// names this file.
+    fn skip_whole_trace_checks(&mut self) {}
+
+    /// Appends up to `max` records to `out` as [`PageReader::next_classed`] reads them
+    /// one at a time: fewer at the end of the trace; at an error, the records before it,
+    /// then the error.
+    fn next_classed_batch(&mut self, out: &mut Vec<(PageAccess, MlpClass)>, max: usize) -> Result<(), SimError> {
+        for _ in 0..max {
+            match self.next_classed()? {
+                Some(r) => out.push(r),
+                None => break,
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The trace formats tierkit reads.

@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use tierkit_core::sketches::PageTable;
 
 use super::id_cache::{self, CachedIds, Kind, Stamp, FACTS};
-use super::{open, Format, PageReader, TraceClock};
+use super::{open, Format, PageAccess, PageReader, TraceClock};
 use crate::error::SimError;
+use crate::model::MlpClass;
 use crate::workload::{Access, Workload};
 
 /// A trace replayed as a workload. Opening reads the trace once (up to `limit`
@@ -42,6 +43,8 @@ pub struct PageTrace {
     instructions: u64,
     /// The error that ended the stream, until taken.
     error: Option<SimError>,
+    /// The records of the batch of cached ids being replayed (kept for its allocation).
+    records: Vec<(PageAccess, MlpClass)>,
 }
 
 impl PageTrace {
@@ -109,6 +112,7 @@ impl PageTrace {
             clock: found.clock,
             instructions: 0,
             error: None,
+            records: Vec::new(),
         }
     }
 
@@ -123,10 +127,14 @@ impl PageTrace {
         if want == 0 {
             return Ok(());
         }
-        let Self { path, format, ids, pages, len, left, reader, instructions, .. } = self;
+        let Self { path, format, ids, pages, len, left, reader, instructions, records, .. } = self;
         let reader = match reader {
             Some(r) => r,
-            None => reader.insert(open(&*path, Some(*format))?),
+            None => {
+                let mut r = open(&*path, Some(*format))?;
+                r.skip_whole_trace_checks(); // opening made that pass
+                reader.insert(r)
+            }
         };
         let (path, pages, len) = (&*path, *pages, *len);
         let changed = |at: u64, message: String| SimError::File {
@@ -134,19 +142,13 @@ impl PageTrace {
             at: format!("access {at}"),
             message: format!("{message} (the file changed while being replayed)"),
         };
-        // The next access, counted.
-        let mut next = |left: &mut u64| {
-            let Some((a, class)) = reader.next_classed()? else {
-                return Err(changed(len - *left, format!("the trace ends here; it held {len} accesses when opened")));
-            };
-            *instructions += a.instructions;
-            *left -= 1;
-            Ok((a, class))
-        };
+        let ends = |left: u64| changed(len - left, format!("the trace ends here; it held {len} accesses when opened"));
         match ids {
             Ids::Map(map) => {
                 for _ in 0..want {
-                    let (a, class) = next(left)?;
+                    let Some((a, class)) = reader.next_classed()? else { return Err(ends(*left)) };
+                    *instructions += a.instructions;
+                    *left -= 1;
                     let Some(page) = map.get(a.page) else {
                         let at = len - *left - 1;
                         return Err(changed(at, format!("page {} was not in the trace when it was opened", a.page)));
@@ -168,12 +170,22 @@ impl PageTrace {
                         Err(e) => return Err(cache_error(*left, format!("cannot read them: {e}"))),
                     };
                     let k = (batch.len() / 4).min(want - produced);
-                    for b in batch[..4 * k].chunks_exact(4) {
+                    // The records of the batch in one call; what they lack (an error, or
+                    // the end of the trace) surfaces at the first access without one,
+                    // after that access's id is checked, as reading one at a time would.
+                    records.clear();
+                    let read = reader.next_classed_batch(records, k);
+                    for (i, b) in batch[..4 * k].chunks_exact(4).enumerate() {
                         let page = u32::from_le_bytes(b.try_into().expect("4 bytes"));
                         if u64::from(page) >= pages {
                             return Err(cache_error(*left, format!("an id beyond the trace's {pages} pages")));
                         }
-                        let (a, class) = next(left)?;
+                        let Some(&(a, class)) = records.get(i) else {
+                            read?;
+                            return Err(ends(*left));
+                        };
+                        *instructions += a.instructions;
+                        *left -= 1;
                         out.push(Access { page: u64::from(page), word: 0, write: a.write, class });
                     }
                     cached.consume(k);
