@@ -46,6 +46,9 @@ MIB=128 SHARE=32 SHIFT=10 WARM=10 EVERY=2 HOLD=30 JUDGE=12
 trap 'echo 0 > $HP' EXIT
 echo 0 > $HP
 echo "  node0: $(node0_share $SHARE)"
+# What else holds memory as the soak starts (a guest OOM once killed the target and its child
+# 15 s in, with no other trace of why): each node's free memory and the files in /tmp (tmpfs).
+echo "  memory: node1_free=$(awk '/MemFree/ { print int($4 / 1024) }' /sys/devices/system/node/node1/meminfo)MiB tmp=$(du -sm /tmp | cut -f1)MiB"
 # migrated: the kernel's count of pages migrated since boot.
 migrated() { awk '$1 == "pgmigrate_success" { print $2 }' /proc/vmstat; }
 migrated_before=$(migrated)
