@@ -643,7 +643,7 @@ impl NativeReader {
 
     /// The next record read straight from the buffer, when the buffer holds the
     /// longest record a trace can have and the record is well formed; otherwise `None`,
-    /// with nothing consumed, and [`PageReader::next_classed`] reads it byte by byte
+    /// with nothing consumed, and [`NativeReader::next_checked`] reads it byte by byte
     /// (which also words whatever is wrong with it).
     #[inline(always)]
     fn next_in_buffer(&mut self) -> Option<(PageAccess, MlpClass)> {
@@ -689,58 +689,10 @@ impl NativeReader {
         Some((PageAccess { page, write, instructions }, class))
     }
 
-    fn record_error(&self, what: &str) -> SimError {
-        self.error(
-            self.frame_start,
-            format!("record {} (byte {} of the frame starting here, decompressed): {what}", self.read, self.record_at),
-        )
-    }
-
-    /// The checks at the end of the payload.
-    fn at_end(&self) -> Result<(), SimError> {
-        let at = self.src.as_ref().map_or(self.frame_start, |s| s.pos);
-        if self.read != self.header.accesses {
-            return Err(self.error(
-                at,
-                format!(
-                    "truncated: the header announces {} accesses, the payload ends after {}",
-                    self.header.accesses, self.read
-                ),
-            ));
-        }
-        if let Some(total) = self.header.instructions.filter(|&t| t != self.instructions) {
-            return Err(self.error(
-                at,
-                format!(
-                    "corrupt: the header announces {total} instructions, the {} records' gaps sum to {}",
-                    self.read, self.instructions
-                ),
-            ));
-        }
-        if let Some(seen) = self.seen.as_ref().filter(|s| s.len() as u64 != self.header.pages) {
-            return Err(self.error(
-                at,
-                format!(
-                    "corrupt: the header announces {} distinct pages, the payload's {} accesses touch {}",
-                    self.header.pages,
-                    self.read,
-                    seen.len()
-                ),
-            ));
-        }
-        Ok(())
-    }
-}
-
-impl PageReader for NativeReader {
-    fn next_access(&mut self) -> Result<Option<PageAccess>, SimError> {
-        Ok(self.next_classed()?.map(|(a, _)| a))
-    }
-
-    fn next_classed(&mut self) -> Result<Option<(PageAccess, MlpClass)>, SimError> {
-        if let Some(record) = self.next_in_buffer() {
-            return Ok(Some(record));
-        }
+    /// The next record read byte by byte, checking each field and wording what is wrong
+    /// (the path for a record that does not lie whole in the buffer, or that
+    /// [`NativeReader::next_in_buffer`] refused).
+    fn next_checked(&mut self) -> Result<Option<(PageAccess, MlpClass)>, SimError> {
         let Some(first) = self.byte()? else {
             self.at_end()?;
             return Ok(None);
@@ -805,6 +757,61 @@ impl PageReader for NativeReader {
         Ok(Some((PageAccess { page, write, instructions }, class)))
     }
 
+    fn record_error(&self, what: &str) -> SimError {
+        self.error(
+            self.frame_start,
+            format!("record {} (byte {} of the frame starting here, decompressed): {what}", self.read, self.record_at),
+        )
+    }
+
+    /// The checks at the end of the payload.
+    fn at_end(&self) -> Result<(), SimError> {
+        let at = self.src.as_ref().map_or(self.frame_start, |s| s.pos);
+        if self.read != self.header.accesses {
+            return Err(self.error(
+                at,
+                format!(
+                    "truncated: the header announces {} accesses, the payload ends after {}",
+                    self.header.accesses, self.read
+                ),
+            ));
+        }
+        if let Some(total) = self.header.instructions.filter(|&t| t != self.instructions) {
+            return Err(self.error(
+                at,
+                format!(
+                    "corrupt: the header announces {total} instructions, the {} records' gaps sum to {}",
+                    self.read, self.instructions
+                ),
+            ));
+        }
+        if let Some(seen) = self.seen.as_ref().filter(|s| s.len() as u64 != self.header.pages) {
+            return Err(self.error(
+                at,
+                format!(
+                    "corrupt: the header announces {} distinct pages, the payload's {} accesses touch {}",
+                    self.header.pages,
+                    self.read,
+                    seen.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl PageReader for NativeReader {
+    fn next_access(&mut self) -> Result<Option<PageAccess>, SimError> {
+        Ok(self.next_classed()?.map(|(a, _)| a))
+    }
+
+    fn next_classed(&mut self) -> Result<Option<(PageAccess, MlpClass)>, SimError> {
+        match self.next_in_buffer() {
+            Some(record) => Ok(Some(record)),
+            None => self.next_checked(),
+        }
+    }
+
     fn records_stores(&self) -> bool {
         self.header.writes
     }
@@ -817,7 +824,7 @@ impl PageReader for NativeReader {
         for _ in 0..max {
             let record = match self.next_in_buffer() {
                 Some(r) => r,
-                None => match self.next_classed()? {
+                None => match self.next_checked()? {
                     Some(r) => r,
                     None => break,
                 },
