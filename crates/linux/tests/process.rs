@@ -265,7 +265,10 @@ impl FixtureCopy {
             }
         }
         let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/topology");
-        let dir = std::env::temp_dir().join(format!("tierkit-process-{name}-{}", std::process::id()));
+        // One directory per copy: tests run in parallel threads of one process.
+        static COPIES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let copy_no = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("tierkit-process-{name}-{}-{copy_no}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         copy(&fixtures.join(name), &dir);
         std::fs::create_dir_all(dir.join("proc")).unwrap();
@@ -317,6 +320,32 @@ fn moves_stop_where_the_node_has_no_room_left() {
     // The next read replaces the estimate.
     live.refresh_free().unwrap();
     assert_eq!(live.free_pages(TierId(0)), 100);
+}
+
+/// Node 0 with 450 free pages (50 above its low watermark) and 300 more on a CPU's list.
+const LISTS_NODE0: &str =
+    "Node 0, zone   Normal\n  pages free     450\n        min      300\n        low      400\n        \
+                           high     500\n        managed  10000\n        protection: (0, 0, 0)\n  pagesets\n    \
+                           cpu: 0\n              count: 300\n";
+
+#[test]
+fn moves_stop_where_the_free_pages_reach_the_low_watermark() {
+    let tree = FixtureCopy::new("one-node", LISTS_NODE0);
+    let topo = Topology::discover(&tree.0).unwrap();
+    let region = Region::new(120 * PAGE_SIZE as usize);
+    let mut live = LiveProcess::open(std::process::id(), &topo).unwrap();
+    // The per-CPU list counts towards the high watermark: what a policy is told is free.
+    assert_eq!(live.free_pages(TierId(0)), 450 + 300 - 500 - 100);
+    for i in 0..120 {
+        // SAFETY: inside `region`.
+        unsafe { region.addr.add(i * PAGE_SIZE as usize).write_volatile(1) };
+    }
+    let pages: Vec<u64> = (region.page()..region.page() + 120).collect();
+    let mut out = Vec::new();
+    live.migrate(&pages, TierId(0), &mut out);
+    // But only 50 pages may move in before the free pages reach the low watermark.
+    assert!(out[50..].iter().all(|&s| s == MoveStatus::NoSpace), "{:?}", &out[50..]);
+    assert!(out[..50].iter().all(|&s| s == MoveStatus::AlreadyThere), "{:?}", &out[..50]);
 }
 
 #[test]

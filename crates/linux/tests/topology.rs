@@ -70,6 +70,11 @@ fn qemu_guest_room_is_free_memory_above_watermarks_reserves_and_a_margin() {
     assert_eq!(zones[1].pcp, 12);
     let node1 = (260078 + 12 - 5940) - 2616;
     assert_eq!((topo.nodes[0].headroom_pages, topo.nodes[1].headroom_pages), (node0, node1));
+    // The buddy room: free pages above the low watermarks and protection, without the
+    // per-CPU lists or a margin.
+    let buddy = ((3584 - 212 - 975) + (172012 - 13812), 260078 - 3034);
+    assert_eq!((topo.nodes[0].buddy_room_pages, topo.nodes[1].buddy_room_pages), buddy);
+    assert_eq!(topo.nodes[0].move_room_pages(), node0.min(buddy.0) as u64);
     assert_eq!((topo.room_pages(TierId(0)), topo.room_pages(TierId(1))), (node0 as u64, node1 as u64));
     assert!(topo.room_pages(TierId(0)) < 702384 / 4 - 16860, "less than MemFree above the high watermarks");
     assert_eq!(topo.room_pages(TierId(2)), 0);
@@ -95,6 +100,28 @@ fn room_is_adjusted_by_moves_and_replaced_by_a_refresh() {
     assert_eq!(topo.room_pages(TierId(1)), 50);
     topo.refresh_memory().unwrap();
     assert_eq!(topo.nodes[1].headroom_pages, read);
+}
+
+/// Moves are bounded by the buddy room as well as the headroom, a policy's view of the
+/// free pages by the headroom alone; both follow moves, and a refusal for lack of memory
+/// ends the room for moves until the next read.
+#[test]
+fn moves_keep_the_free_pages_above_the_low_watermarks() {
+    let mut topo = Topology::discover(&fixture("qemu-tier")).unwrap();
+    let node = &mut topo.nodes[1];
+    let read = node.headroom_pages;
+    node.buddy_room_pages = 40; // the per-CPU lists hold the rest of the headroom
+    assert_eq!((node.room_pages(), node.move_room_pages()), (read as u64, 40));
+    node.adjust_headroom(30);
+    assert_eq!((node.room_pages(), node.move_room_pages()), (read as u64 - 30, 10));
+    node.adjust_headroom(-5);
+    assert_eq!(node.move_room_pages(), 15, "a page moved off frees buddy room too");
+    node.refused_for_memory();
+    assert_eq!((node.room_pages(), node.move_room_pages()), (0, 0));
+    topo.nodes[0].buddy_room_pages = 0;
+    assert_eq!(topo.room_pages(TierId(0)), topo.nodes[0].headroom_pages as u64, "policies still see the headroom");
+    topo.refresh_memory().unwrap();
+    assert_eq!(topo.nodes[1].move_room_pages(), read.min(260078 - 3034) as u64);
 }
 
 /// Without `proc/zoneinfo` (these fixtures have none) the watermarks are unknown: room

@@ -34,7 +34,9 @@
 #                   While the target still runs the two cannot be compared: its tail is unmapped
 #                   and mapped again every few milliseconds, and tierkit learns of new pages when
 #                   it next reads the maps (at most 2% of a core; seconds apart in the guest).
-# The daemon's RSS at the start and the end, the moves and the shifts are printed as a VMBENCH line.
+# The daemon's RSS at the start and the end, the moves and the shifts are printed as a VMBENCH line,
+# with node 0's lowest free memory in the run (with and without its per-CPU lists) beside its
+# watermarks; an OOM kill in the run fails soak-data and prints the kernel's report.
 # vmtest-timeout: 540
 . /vmtest/guest/lib.sh
 SOAK=60
@@ -49,6 +51,21 @@ echo "  node0: $(node0_share $SHARE)"
 # What else holds memory as the soak starts (a guest OOM once killed the target and its child
 # 15 s in, with no other trace of why): each node's free memory and the files in /tmp (tmpfs).
 echo "  memory: node1_free=$(awk '/MemFree/ { print int($4 / 1024) }' /sys/devices/system/node/node1/meminfo)MiB tmp=$(du -sm /tmp | cut -f1)MiB"
+# node0_zone_pages: node 0's free pages summed over its zones (`pages free` of /proc/zoneinfo, what
+# the allocator checks against the watermarks), its min, low and high watermarks, and its free
+# pages with those on the per-CPU lists, in MiB.
+node0_zone_pages() {
+    awk '$1 == "Node" { n = $2 } n != "0," { next }
+        $1 == "pages" && $2 == "free" { f += $3 } $1 == "min" { m += $2 } $1 == "low" { l += $2 } $1 == "high" { h += $2 }
+        $1 == "count:" { c += $2 }
+        END { printf "%d %d %d %d %d\n", f * 4 / 1024, m * 4 / 1024, l * 4 / 1024, h * 4 / 1024, (f + c) * 4 / 1024 }' /proc/zoneinfo
+}
+# Node 0's free memory through the run, twice a second: how near its min watermark tierkit's
+# promotions and the target's own allocations take it (below min, a kernel allocation that only
+# node 0 can serve fails and the OOM killer runs).
+ooms_before=$(dmesg | grep -c 'Out of memory')
+(while :; do node0_zone_pages; sleep 0.5; done) > /tmp/s.free 2>/dev/null &
+watch_pid=$!
 # migrated: the kernel's count of pages migrated since boot.
 migrated() { awk '$1 == "pgmigrate_success" { print $2 }' /proc/vmstat; }
 migrated_before=$(migrated)
@@ -106,6 +123,16 @@ if wait_line /tmp/s.out '^HOLD ' $((SOAK * 4 + 120)) > /dev/null; then
     done
 fi
 wait $tpid; rc=$?
+kill $watch_pid 2>/dev/null
+# lowest: node 0's lowest free memory in the run and its watermarks, in MiB.
+lowest=$(sort -n /tmp/s.free | head -1)
+with_lists=$(cut -d' ' -f5 /tmp/s.free | sort -n | head -1)
+memory="node0_free_min=$(echo "$lowest" | cut -d' ' -f1)MiB with_lists_min=${with_lists}MiB wmark_min=$(echo "$lowest" | cut -d' ' -f2)MiB low=$(echo "$lowest" | cut -d' ' -f3)MiB high=$(echo "$lowest" | cut -d' ' -f4)MiB"
+echo "  memory: $memory"
+if [ "$(dmesg | grep -c 'Out of memory')" != "$ooms_before" ]; then
+    # The OOM killer's report (its warning-level lines do not reach the console at loglevel 4).
+    dmesg | sed -n '/invoked oom-killer/,/Killed process/p' | grep -v -E '^\[ *[0-9.]*\]  ?(\? |[a-z_]+\+0x)' | head -60 | sed 's/^/  oom: /'
+fi
 grep '^tierkit: status' /tmp/s.err | awk 'NR % 5 == 1' | sed 's/^/  /'
 sed -n '/summary after/,$p' /tmp/s.err | sed 's/^/  /'
 sed 's/^/  workload: /' /tmp/s.out
@@ -113,6 +140,7 @@ sum=$(sed -n '/^tierkit: summary/,$p' /tmp/s.err | tr '\n' ' ')
 
 why=""
 [ "$rc" = 0 ] || why="$why tierkit-exit-$rc"
+[ "$(dmesg | grep -c 'Out of memory')" = "$ooms_before" ] || why="$why OOM-kill($memory)"
 [ "$(kv ended "$sum")" = target-exited ] || why="$why ended=$(kv ended "$sum")"
 grep -q '^CHECKSUM_OK ' /tmp/s.out || why="$why no-CHECKSUM_OK"
 grep -q '^CHILD CHECKSUM_OK ' /tmp/s.out || why="$why no-child-CHECKSUM_OK"
@@ -149,4 +177,4 @@ detail="moved ${moved} pages, the kernel migrated ${kernel}; fast tier in the ho
 if [ -z "$why" ]; then pass soak-placement "$detail"; else fail soak-placement "$why: $detail"; fi
 bench soak seconds=$SOAK rss_start_kib=${start_kib:-0} rss_end_kib=${end_kib:-0} shifts=${shifts:-0} \
     promoted_pages=$(kv promoted_pages "$sum") demoted_pages=$(kv demoted_pages "$sum") placement_gap_max_tenths=$worst placement_gap_last_tenths=${last:-} \
-    view_rebuilds=$(kv view_rebuilds "$sum") cpu_ms_view=$(kv cpu_ms_view "$sum")
+    view_rebuilds=$(kv view_rebuilds "$sum") cpu_ms_view=$(kv cpu_ms_view "$sum") $memory

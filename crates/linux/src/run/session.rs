@@ -390,6 +390,11 @@ impl<'a> Session<'a> {
         self.backlog = false;
         loop {
             let Some(engine) = self.engine.as_mut() else { return };
+            if engine.queued() > 0 && self.process.free_age() >= MOVE_STEP {
+                // Moves are bounded by the nodes' room, which the target's own allocations
+                // use too: a room older than a step is read afresh (its CPU counts as moving).
+                let _ = self.process.refresh_free();
+            }
             let now = self.process.now();
             let allowance = self.process.pacer_mut().allowance(now);
             let step = allowance.min(self.step_pages);

@@ -140,6 +140,10 @@ pub struct Node {
     /// and reserves plus a margin ([`zoneinfo`]); negative when it is already below. As
     /// last read, adjusted by the moves since ([`Node::adjust_headroom`]).
     pub headroom_pages: i64,
+    /// Base pages moves may bring onto it before its free pages, the per-CPU lists left
+    /// out, reach the kernel's low watermarks and reserves ([`zoneinfo`]'s buddy room); as
+    /// last read, adjusted by the moves since. Only moves are bounded by it.
+    pub buddy_room_pages: i64,
     /// The kernel memory tier holding it (`memory_tierN`), when the kernel has tiers.
     pub memory_tier: Option<u32>,
     /// NUMA distance to every node of [`Topology::nodes`], in the same order.
@@ -160,26 +164,43 @@ impl Node {
         self.access1.as_ref().or(self.access0.as_ref())
     }
 
-    /// Base pages that may still be moved onto it (its headroom, 0 when below).
+    /// Base pages it can still take (its headroom, 0 when below): what a policy is told
+    /// is free.
     pub fn room_pages(&self) -> u64 {
         self.headroom_pages.max(0) as u64
+    }
+
+    /// Base pages that may still be moved onto it: its headroom, and no more than its
+    /// buddy room (0 when either is used up).
+    pub fn move_room_pages(&self) -> u64 {
+        self.headroom_pages.min(self.buddy_room_pages).max(0) as u64
     }
 
     /// Records `pages` base pages moved onto it (negative: moved off it).
     pub fn adjust_headroom(&mut self, pages: i64) {
         self.headroom_pages = self.headroom_pages.saturating_sub(pages);
+        self.buddy_room_pages = self.buddy_room_pages.saturating_sub(pages);
+    }
+
+    /// It refused a page for lack of memory: no room for moves until the next read.
+    pub fn refused_for_memory(&mut self) {
+        self.headroom_pages = self.headroom_pages.min(0);
+        self.buddy_room_pages = self.buddy_room_pages.min(0);
     }
 
     /// Sets its counts from `/proc/zoneinfo` (`None`: not described there, so the
     /// `meminfo` fallback) and its headroom from them.
     fn set_zones(&mut self, zones: Option<&zoneinfo::NodeZones>) {
         if self.mem_total_kib == 0 {
-            (self.zones, self.headroom_pages) = (None, 0);
+            (self.zones, self.headroom_pages, self.buddy_room_pages) = (None, 0, 0);
             return;
         }
-        (self.zones, self.headroom_pages) = match zones {
-            Some(z) => (Some(z.totals), z.headroom),
-            None => (None, zoneinfo::fallback_headroom(self.mem_total_kib, self.mem_free_kib, PAGE_SIZE / 1024)),
+        (self.zones, self.headroom_pages, self.buddy_room_pages) = match zones {
+            Some(z) => (Some(z.totals), z.headroom, z.buddy_room),
+            None => {
+                let headroom = zoneinfo::fallback_headroom(self.mem_total_kib, self.mem_free_kib, PAGE_SIZE / 1024);
+                (None, headroom, headroom)
+            }
         };
     }
 }
@@ -249,6 +270,7 @@ impl Topology {
                 mem_free_kib,
                 zones: None,
                 headroom_pages: 0,
+                buddy_room_pages: 0,
                 memory_tier: memory_tiers.iter().find(|(_, n)| n.contains(&id)).map(|&(t, _)| t),
                 distances: sysfs::read_distances(&nd.join("distance"))?,
                 access0: sysfs::read_access(&nd.join("access0/initiators"))?,
@@ -363,6 +385,6 @@ impl Topology {
     /// since (the lowest id among equals): where pages moved to that tier go.
     pub fn roomiest_node(&self, tier: TierId) -> Option<u32> {
         let nodes = self.tier_nodes(tier).iter().filter_map(|&id| self.node(id));
-        nodes.max_by_key(|n| (n.headroom_pages, std::cmp::Reverse(n.id))).map(|n| n.id)
+        nodes.max_by_key(|n| (n.headroom_pages.min(n.buddy_room_pages), std::cmp::Reverse(n.id))).map(|n| n.id)
     }
 }

@@ -29,6 +29,25 @@
 //!
 //! - `high` is where kswapd stops reclaiming: staying above it, tierkit's moves never wake
 //!   kswapd, let alone reach `min`.
+//!
+//! The per-CPU lists are free pages, but the allocator checks its watermarks against
+//! `pages free` alone, and the lists of other CPUs serve no allocation until they are
+//! drained (the kernel sizes them up to the low watermark in all, 27 MiB a CPU in the test
+//! guest). A `move_pages` allocation that finds `pages free` below `low` wakes kswapd and
+//! takes pages down to `min`, the reserve the kernel keeps for its own allocations.
+//! Counting the lists, promotions held `pages free` a few MiB above `min` for a whole run
+//! while a target's own allocations (which stop at `low`) kept it there, and a burst of the
+//! target's kernel allocations then met `min`: the OOM killer ran (a CI run of the soak).
+//! So moves onto a node also keep its `pages free` above its low watermarks, as the
+//! kernel's own promotion does (it needs `pages free` above `high`):
+//!
+//! ```text
+//! buddy room = Σ over its zones of max(0, free − low − protection[Movable])
+//! ```
+//!
+//! without a margin (the `low`–`min` gap is the kernel's reserve for what others allocate
+//! between two reads). It bounds moves only: what a policy is told is free stays the
+//! headroom, so pages on the lists are not demoted for again.
 //! - `protection[Movable]` is the zone's reserve against movable allocations (the lowmem
 //!   reserve that keeps `DMA`/`DMA32` for allocations that need them).
 //! - The margin absorbs what the target and the kernel allocate between two reads (the
@@ -86,6 +105,9 @@ pub(super) struct NodeZones {
     /// Pages it can take by migration: free pages above each zone's high watermark and
     /// protection, less the margin (negative when the node is already below).
     pub headroom: i64,
+    /// Pages moves may bring in before `pages free` reaches the low watermarks and
+    /// protection (the buddy room).
+    pub buddy_room: i64,
 }
 
 /// One `Node N, zone NAME` block.
@@ -175,7 +197,7 @@ fn node_zones(id: u32, zones: &[Zone]) -> NodeZones {
     // index; without a Movable zone, the largest (most conservative) one.
     let movable = zones.iter().position(|z| z.name == "Movable");
     let mut t = ZoneTotals::default();
-    let mut usable = 0u64;
+    let (mut usable, mut above_low) = (0u64, 0u64);
     for z in zones {
         let (free, high) = (z.free.unwrap_or(0), z.high.unwrap_or(0));
         let protected = match movable {
@@ -189,9 +211,10 @@ fn node_zones(id: u32, zones: &[Zone]) -> NodeZones {
         t.high += high;
         t.managed += z.managed.unwrap_or(0);
         usable += (free + z.pcp).saturating_sub(high.saturating_add(protected));
+        above_low += free.saturating_sub(z.low.unwrap_or(0).saturating_add(protected));
     }
     let headroom = usable as i64 - (t.managed * MARGIN_PERCENT / 100) as i64;
-    NodeZones { id, totals: t, headroom }
+    NodeZones { id, totals: t, headroom, buddy_room: above_low as i64 }
 }
 
 /// Headroom in base pages of a node `/proc/zoneinfo` does not describe, from its
@@ -248,12 +271,13 @@ Node 0, zone  Movable
     fn zones_sum_per_node_with_watermarks_reserves_and_margin() {
         let nodes = parse_zoneinfo(HOST).unwrap();
         assert_eq!(nodes.len(), 1);
-        let NodeZones { id, totals: t, headroom } = nodes[0];
+        let NodeZones { id, totals: t, headroom, buddy_room } = nodes[0];
         assert_eq!(id, 0);
         assert_eq!((t.free, t.min, t.low, t.high, t.managed), (2458131, 13084, 16346, 19608, 2625280));
         // DMA keeps 13259 pages (its protection at the Movable zone's index, 2) from movable
         // allocations: none of its 3840 free pages count.
         assert_eq!(headroom, (2454291 - 19549) - 2625280 / 100);
+        assert_eq!(buddy_room, 2454291 - 16291, "above low, without a margin");
     }
 
     #[test]
@@ -273,6 +297,25 @@ Node 0, zone  Movable
         assert_eq!(node.headroom, (5000 + 1000 - 300) - 1000);
         let bare = parse_zoneinfo(zone).unwrap()[0];
         assert_eq!(node.headroom - bare.headroom, 1000, "a demotion's freed pages raise the room at once");
+        assert_eq!((node.buddy_room, bare.buddy_room), (5000 - 200, 5000 - 200), "the lists are not buddy room");
+    }
+
+    #[test]
+    fn buddy_room_is_free_pages_above_low_and_protection_without_the_lists() {
+        let zone = |free: u64| {
+            format!(
+                "Node 0, zone DMA32\n  pages free 900\n  min 10\n  low 20\n  high 30\n  managed 1000\n  \
+                 protection: (0, 0, 400)\n  pagesets\n    cpu: 0\n              count:    5000\n\
+                 Node 0, zone Normal\n  pages free {free}\n  min 100\n  low 2000\n  high 3000\n  managed 100000\n  \
+                 protection: (0, 0, 0)\n  pagesets\n    cpu: 0\n              count:    6000\n\
+                 Node 0, zone Movable\n  pages free 0\n  min 0\n  low 0\n  high 0\n  managed 0\n  \
+                 protection: (0, 0, 0)\n"
+            )
+        };
+        let node = parse_zoneinfo(&zone(2500)).unwrap()[0];
+        assert_eq!(node.buddy_room, (900 - 20 - 400) + (2500 - 2000), "DMA32's protection, Normal's low");
+        assert_eq!(node.headroom, (900 + 5000 - 30 - 400) + (2500 + 6000 - 3000) - 1010, "the lists count here");
+        assert_eq!(parse_zoneinfo(&zone(1500)).unwrap()[0].buddy_room, 900 - 20 - 400, "a zone below low gives none");
     }
 
     #[test]

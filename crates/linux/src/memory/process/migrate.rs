@@ -132,7 +132,7 @@ impl LiveProcess {
                     continue;
                 }
                 _ => match self.topology.roomiest_node(to) {
-                    Some(id) if self.topology.node(id).is_some_and(|n| n.room_pages() >= unit.weight()) => {
+                    Some(id) if self.topology.node(id).is_some_and(|n| n.move_room_pages() >= unit.weight()) => {
                         self.take_room(id, unit.weight() as i64);
                         id
                     }
@@ -338,7 +338,7 @@ impl LiveProcess {
     /// Node `id` refused a page for lack of memory: no room there until the next re-read.
     fn no_room(&mut self, id: u32) {
         if let Some(node) = self.topology.nodes.iter_mut().find(|n| n.id == id) {
-            node.headroom_pages = node.headroom_pages.min(0);
+            node.refused_for_memory();
         }
     }
 }

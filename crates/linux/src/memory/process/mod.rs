@@ -10,7 +10,8 @@
 //! Free pages per tier ([`Memory::free_pages`]) are the tier's *room*: what its nodes can
 //! take above the kernel's watermarks and reserves plus a margin
 //! ([`crate::topology::zoneinfo`]), re-read by [`LiveProcess::refresh_free`] and adjusted
-//! by every move. Moves never take a node below it, and pages the kernel refuses for a
+//! by every move. Moves never take a node below it, nor its free pages the allocator
+//! counts below the low watermarks (the buddy room), and pages the kernel refuses for a
 //! lasting reason are not retried for a while (the `cooling` submodule); the `migrate`
 //! submodule says what one `migrate` call does.
 
@@ -19,7 +20,7 @@ mod migrate;
 mod placement;
 
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tierkit_core::{Memory, MoveStatus, Nanos, Page, PageKind, Resident, ScanCursor, TierId, TierInfo, PAGE_SIZE};
 
@@ -120,6 +121,8 @@ pub struct LiveProcess {
     cooling: Cooling,
     held: HeldBack,
     gone: bool,
+    /// When the nodes' free memory was last read.
+    free_read: Instant,
 }
 
 impl LiveProcess {
@@ -151,6 +154,7 @@ impl LiveProcess {
             cooling: Cooling::default(),
             held: HeldBack::default(),
             gone: false,
+            free_read: Instant::now(),
         };
         live.refresh()?;
         Ok(live)
@@ -238,7 +242,13 @@ impl LiveProcess {
     pub fn refresh_free(&mut self) -> Result<(), ProcessError> {
         self.topology.refresh_memory()?;
         self.tiers = self.topology.tier_infos();
+        self.free_read = Instant::now();
         Ok(())
+    }
+
+    /// How long ago the nodes' free memory was last read.
+    pub fn free_age(&self) -> Duration {
+        self.free_read.elapsed()
     }
 
     fn mark_gone(&mut self) -> ProcessError {
