@@ -64,6 +64,11 @@ node0_zone_pages() {
 # promotions and the target's own allocations take it (below min, a kernel allocation that only
 # node 0 can serve fails and the OOM killer runs).
 ooms_before=$(dmesg | grep -c 'Out of memory')
+# reclaim: kswapd's reclaim runs (woken by an allocation that found a node below its low watermark
+# and fell into the slow path, as a move_pages allocation bound to node 0 does; the target's own
+# faults fall back to node 1 instead) and direct-reclaim stalls, since boot.
+reclaim() { awk '$1 == "pageoutrun" { r = $2 } $1 ~ /^allocstall_/ { s += $2 } END { print r + 0, s + 0 }' /proc/vmstat; }
+reclaim_before=$(reclaim)
 (while :; do node0_zone_pages; sleep 0.5; done) > /tmp/s.free 2>/dev/null &
 watch_pid=$!
 # migrated: the kernel's count of pages migrated since boot.
@@ -127,7 +132,9 @@ kill $watch_pid 2>/dev/null
 # lowest: node 0's lowest free memory in the run and its watermarks, in MiB.
 lowest=$(sort -n /tmp/s.free | head -1)
 with_lists=$(cut -d' ' -f5 /tmp/s.free | sort -n | head -1)
+reclaim_after=$(reclaim)
 memory="node0_free_min=$(echo "$lowest" | cut -d' ' -f1)MiB with_lists_min=${with_lists}MiB wmark_min=$(echo "$lowest" | cut -d' ' -f2)MiB low=$(echo "$lowest" | cut -d' ' -f3)MiB high=$(echo "$lowest" | cut -d' ' -f4)MiB"
+memory="$memory kswapd_runs=$((${reclaim_after% *} - ${reclaim_before% *})) reclaim_stalls=$((${reclaim_after#* } - ${reclaim_before#* }))"
 echo "  memory: $memory"
 if [ "$(dmesg | grep -c 'Out of memory')" != "$ooms_before" ]; then
     # The OOM killer's report (its warning-level lines do not reach the console at loglevel 4).

@@ -34,12 +34,13 @@
 //! `pages free` alone, and the lists of other CPUs serve no allocation until they are
 //! drained (the kernel sizes them up to the low watermark in all, 27 MiB a CPU in the test
 //! guest). A `move_pages` allocation that finds `pages free` below `low` wakes kswapd and
-//! takes pages down to `min`, the reserve the kernel keeps for its own allocations.
-//! Counting the lists, promotions held `pages free` a few MiB above `min` for a whole run
-//! while a target's own allocations (which stop at `low`) kept it there, and a burst of the
-//! target's kernel allocations then met `min`: the OOM killer ran (a CI run of the soak).
-//! So moves onto a node also keep its `pages free` above its low watermarks, as the
-//! kernel's own promotion does (it needs `pages free` above `high`):
+//! takes pages down to `min`, the reserve the kernel keeps for its own allocations, which
+//! a target's own page faults leave alone (they fall back to the next node at `low`). With
+//! the lists counted, `pages free` on the test guest's fast node sat below `low` for most
+//! of a soak run, and in one CI run tierkit's promotions reached `min` (`ENOMEM`) just
+//! before the OOM killer ran. So moves onto a node also keep its `pages free` above its
+//! low watermarks, as the kernel's own promotion does (it needs `pages free` above
+//! `high`):
 //!
 //! ```text
 //! buddy room = Σ over its zones of max(0, free − low − protection[Movable])
