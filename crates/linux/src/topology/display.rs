@@ -56,7 +56,7 @@ impl fmt::Display for Topology {
                     format_list(&n.cpus),
                     format_kib(n.mem_total_kib),
                     format_kib(n.mem_free_kib),
-                    format_kib(n.room_pages() * PAGE_SIZE / 1024),
+                    format_kib(n.move_room_pages() * PAGE_SIZE / 1024),
                     n.memory_tier.map_or("-".to_owned(), |t| t.to_string()),
                     if distances.is_empty() { "-".to_owned() } else { distances.join(" ") },
                     format_hmat(n),
@@ -77,7 +77,11 @@ impl fmt::Display for Topology {
         for row in &rows {
             line(f, &row.iter().map(String::as_str).collect::<Vec<_>>())?;
         }
-        writeln!(f, "(room: what tierkit may still move onto a node, above the kernel's watermarks and a margin)")?;
+        writeln!(
+            f,
+            "(room: what tierkit may still move onto a node: free memory above the kernel's high watermarks and a \
+             margin, and above its low watermarks without the per-CPU lists)"
+        )?;
         if !self.kernel_memory_tiers {
             writeln!(f, "(this kernel exposes no memory tiers; classified by CPUs alone)")?;
         }
