@@ -27,8 +27,15 @@
 //!   whole 256 MiB buffer). They are taken first by allocations on their CPU — tierkit's
 //!   own promotions among them — and returned to the free lists when drained.
 //!
-//! - `high` is where kswapd stops reclaiming: staying above it, tierkit's moves never wake
-//!   kswapd, let alone reach `min`.
+//! - `high` is where kswapd stops reclaiming.
+//! - `protection[Movable]` is the zone's reserve against movable allocations (the lowmem
+//!   reserve that keeps `DMA`/`DMA32` for allocations that need them).
+//! - The margin absorbs what the target and the kernel allocate between two reads (the
+//!   live platform re-reads every second, and before a step of moves when the last read
+//!   is older than the step). It is not `max(high, 1%)`: kernels with
+//!   transparent huge pages raise `min_free_kbytes`, so on small nodes `high` is already
+//!   several percent (66 MiB of the QEMU guest's 967 MiB node 0), and doubling it would
+//!   keep a seventh of the fast tier unused.
 //!
 //! The per-CPU lists are free pages, but the allocator checks its watermarks against
 //! `pages free` alone, and the lists of other CPUs serve no allocation until they are
@@ -39,8 +46,8 @@
 //! the lists counted, `pages free` on the test guest's fast node sat below `low` for most
 //! of a soak run, and in one CI run tierkit's promotions reached `min` (`ENOMEM`) just
 //! before the OOM killer ran. So moves onto a node also keep its `pages free` above its
-//! low watermarks, as the kernel's own promotion does (it needs `pages free` above
-//! `high`):
+//! low watermarks, where kswapd wakes, as the kernel's own promotion does (it needs
+//! `pages free` above `high`):
 //!
 //! ```text
 //! buddy room = Σ over its zones of max(0, free − low − protection[Movable])
@@ -49,17 +56,11 @@
 //! without a margin (the `low`–`min` gap is the kernel's reserve for what others allocate
 //! between two reads). It bounds moves only: what a policy is told is free stays the
 //! headroom, so pages on the lists are not demoted for again.
-//! - `protection[Movable]` is the zone's reserve against movable allocations (the lowmem
-//!   reserve that keeps `DMA`/`DMA32` for allocations that need them).
-//! - The margin absorbs what the target and the kernel allocate between two reads (the
-//!   live platform re-reads every second). It is not `max(high, 1%)`: kernels with
-//!   transparent huge pages raise `min_free_kbytes`, so on small nodes `high` is already
-//!   several percent (66 MiB of the QEMU guest's 967 MiB node 0), and doubling it would
-//!   keep a seventh of the fast tier unused.
 //!
 //! Without a `zoneinfo` (fixture trees, or a node the file does not list yet) the
 //! watermarks are unknown: headroom = `MemFree` − [`FALLBACK_RESERVE_PERCENT`] (2%) of
-//! `MemTotal`, 1% standing in for the high watermark and 1% for the margin.
+//! `MemTotal`, 1% standing in for the high watermark and 1% for the margin; the buddy
+//! room is the same.
 //!
 //! The parser is tierkit's own: the procfs crate (0.18, `procfs` and `procfs-core`) has no
 //! `/proc/zoneinfo` reader.
