@@ -60,7 +60,7 @@ pub struct PerfEventAttr {
     pub sample_type: u64,
     /// `PERF_FORMAT_*` bits for `read(2)`.
     pub read_format: u64,
-    /// The bitfield word ([`flag`]).
+    /// The bitfield word (the bits of this module's `flag`).
     pub flags: u64,
     /// Wake up a poller every this many samples.
     pub wakeup_events: u32,
