@@ -251,6 +251,11 @@ impl Machine {
         (t != UNMAPPED).then_some(t)
     }
 
+    /// The placement table: each page's tier index by page id.
+    pub fn placement(&self) -> &[u8] {
+        &self.place
+    }
+
     /// Hints the CPU to load `page`'s placement byte (the engine runs a few accesses
     /// ahead: the table is as large as the footprint and random lookups miss cache).
     #[inline(always)]

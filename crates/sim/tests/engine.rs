@@ -82,3 +82,26 @@ fn the_hot_set_is_measured_where_the_run_leaves_it_when_asked() {
     let (a, b) = (go(&plain, "tierkit").unwrap(), go(&measured, "tierkit").unwrap());
     assert_eq!((a.throughput, a.promotions), (b.throughput, b.promotions));
 }
+
+/// Filling while prefetching a per-page table yields the same stream as filling alone,
+/// for every built-in generator (the engine fills that way), and a table shorter than
+/// the footprint is only a hint.
+#[test]
+fn filling_with_prefetches_yields_the_same_stream() {
+    for name in ["zipf", "gups", "hotset-shift", "cachelib-cdn", "gap-bfs", "xgboost", "ycsb-a"] {
+        let spec = WorkloadSpec::new(name, 4096, 30_000, 7);
+        let (mut plain, mut hinted) =
+            (tierkit_sim::workload::build(&spec).unwrap(), tierkit_sim::workload::build(&spec).unwrap());
+        let table = vec![0u8; 100];
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        loop {
+            let (n, m) = (plain.fill(&mut a, 1000), hinted.fill_prefetching(&mut b, 1000, &table));
+            assert_eq!(n, m, "{name}");
+            if n == 0 {
+                break;
+            }
+        }
+        assert_eq!(a.len(), 30_000, "{name}");
+        assert!(a == b, "{name}: the streams differ");
+    }
+}

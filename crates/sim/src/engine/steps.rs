@@ -100,7 +100,11 @@ impl Run<'_> {
             o.at(self.done, &mut self.machine);
         }
         self.buf.clear();
-        let n = self.wl.try_fill(&mut self.buf, CHUNK.min((self.next_record - self.done) as usize))?;
+        let max = CHUNK.min((self.next_record - self.done) as usize);
+        let n = self.wl.fill_prefetching(&mut self.buf, max, self.machine.placement());
+        if let Some(e) = self.wl.take_error() {
+            return Err(e);
+        }
         if n == 0 {
             return Ok(None);
         }

@@ -96,6 +96,17 @@ impl<G: Generate> Workload for Stream<G> {
         self.left -= n as u64;
         n
     }
+
+    fn fill_prefetching(&mut self, out: &mut Vec<Access>, max: usize, table: &[u8]) -> usize {
+        let n = (max as u64).min(self.left) as usize;
+        out.extend((0..n).map(|_| {
+            let a = self.generator.next_access();
+            tierkit_core::prefetch::prefetch_at(table, a.page as usize);
+            a
+        }));
+        self.left -= n as u64;
+        n
+    }
 }
 
 /// A stream of accesses.
@@ -116,6 +127,14 @@ pub trait Workload: Send {
     /// ends at its first error and keeps it for [`Workload::take_error`]; consumers read
     /// through [`Workload::try_fill`], which reports it.
     fn fill(&mut self, out: &mut Vec<Access>, max: usize) -> usize;
+
+    /// [`Workload::fill`], hinting the CPU to load each access's entry of `table` (a
+    /// per-page table its consumer reads next) while the stream computes the following
+    /// accesses. Streams that compute nothing per access need not override it.
+    fn fill_prefetching(&mut self, out: &mut Vec<Access>, max: usize, table: &[u8]) -> usize {
+        let _ = table;
+        self.fill(out, max)
+    }
 
     /// The error that ended the stream early, once; `None` for streams that cannot fail.
     fn take_error(&mut self) -> Option<SimError> {
