@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 use clap::Args;
-use tierkit_sim::engine::{run, RunSpec, Subject};
+use tierkit_sim::engine::{run, RunSpec};
 use tierkit_sim::workload::{self, Access, WorkloadSpec};
 
 use crate::args::parse_ratio;
@@ -39,9 +39,16 @@ pub struct BenchArgs {
     /// The Python interpreter with the `libcachesim` package, for `--against`.
     #[arg(long, default_value = "python3")]
     pub python: PathBuf,
+    /// Rounds: each round times the baseline, then every policy (and its libCacheSim
+    /// counterpart); each figure is the median over the rounds.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: u32,
 }
 
-/// Runs the benchmark and prints one line per measurement.
+/// Runs the benchmark and prints one line per measurement: each subject's median over
+/// the rounds, and its ratio to the baseline as the median of the rounds' ratios (each
+/// against the baseline of its own round, so that the machine's drift between rounds
+/// cancels), with the rounds' range.
 pub fn run_bench(a: BenchArgs) -> Result<()> {
     let spec = a.size.apply(WorkloadSpec::new(&a.workload, 4 << 20, 20_000_000, a.machine.seed))?;
     let cfg = a.machine.config()?;
@@ -52,15 +59,112 @@ pub fn run_bench(a: BenchArgs) -> Result<()> {
     if spec.name == "trace" {
         // A trace is decoded once (oracleGeneral ids are cached beside the file): time
         // the reads every run makes, not the first decode.
-        let mut wl = workload::build(&spec)?;
-        let mut buf: Vec<Access> = Vec::with_capacity(4096);
-        while wl.try_fill(&mut buf, 4096)? > 0 {
-            buf.clear();
+        generate(&spec)?;
+    }
+    let run_spec = RunSpec {
+        machine: cfg.clone(),
+        ratio: a.ratio,
+        workload: spec.clone(),
+        seed: a.machine.seed,
+        scale: a.machine.scale(),
+        follow_clock: a.machine.follow_clock(),
+        prefault: !a.machine.no_prefault,
+        cache_mode: a.machine.cache_mode,
+        measure_acr: a.machine.access_count_ratio,
+        measure_hot: false,
+    };
+    let mut base = Vec::new();
+    let mut subjects: Vec<Subject> = a.policies.iter().map(|p| Subject::new(p)).collect();
+    for round in 0..a.repeat {
+        // Baseline: generating the stream alone.
+        let t = Instant::now();
+        let (pages, n) = generate(&spec)?;
+        let rate = n as f64 / t.elapsed().as_secs_f64();
+        base.push(rate);
+        if round == 0 {
+            println!(
+                "{} {} pages, {} accesses, machine {}, ratio {}:{}",
+                spec.name, pages, n, cfg.name, a.ratio.0, a.ratio.1
+            );
+        }
+        for s in &mut subjects {
+            let t = Instant::now();
+            let r = run(&run_spec, tierkit_sim::engine::Subject::Named(s.name.clone()), &mut |_| {})?;
+            let ours = r.accesses as f64 / t.elapsed().as_secs_f64();
+            s.add(ours, rate, &r)?;
+            if let Some(path) = &against {
+                let algo = libcachesim::counterpart(&s.name).expect("checked before the runs");
+                let theirs = libcachesim::measure(&a.python, path, algo, r.fast_pages, r.accesses)?;
+                let same =
+                    (theirs.miss_ratio * r.accesses as f64).round() == (r.miss_ratio * r.accesses as f64).round();
+                if !same {
+                    bail!(
+                        "{} and libCacheSim {algo} disagree on the miss ratio ({:.6} vs {:.6}): the comparison is void",
+                        s.name,
+                        r.miss_ratio,
+                        theirs.miss_ratio
+                    );
+                }
+                s.against.push((theirs.requests_per_sec, ours / theirs.requests_per_sec));
+                s.their_miss_ratio = theirs.miss_ratio;
+            }
         }
     }
-    // Baseline: generating the stream alone.
-    let t = Instant::now();
-    let mut wl = workload::build(&spec)?;
+    let base_m: Vec<f64> = base.iter().map(|r| r / 1e6).collect();
+    println!("  {:<20} {:>8.1} M accesses/s  (baseline{})", "generate only", median(&base_m), rounds(&base_m, ""));
+    for s in &subjects {
+        println!(
+            "  {:<20} {:>8.1} M accesses/s  ({:.2}x of baseline{}; hit ratio {:.3})",
+            s.name,
+            median(&s.rates) / 1e6,
+            median(&s.ratios),
+            rounds(&s.ratios, "x"),
+            s.hit_ratio.unwrap_or(0.0)
+        );
+        if !s.against.is_empty() {
+            let algo = libcachesim::counterpart(&s.name).expect("checked before the runs");
+            let theirs: Vec<f64> = s.against.iter().map(|&(r, _)| r).collect();
+            let ratios: Vec<f64> = s.against.iter().map(|&(_, x)| x).collect();
+            println!(
+                "  {:<20} {:>8.1} M accesses/s  (tierkit {} / libCacheSim: {:.2}x{}; miss ratio {:.6} vs {:.6}: identical)",
+                format!("libCacheSim {algo}"),
+                median(&theirs) / 1e6,
+                s.name,
+                median(&ratios),
+                rounds(&ratios, "x"),
+                s.miss_ratio,
+                s.their_miss_ratio
+            );
+        }
+    }
+    Ok(())
+}
+
+/// ", LO–HI over N rounds" when there was more than one round.
+fn rounds(v: &[f64], unit: &str) -> String {
+    if v.len() < 2 {
+        return String::new();
+    }
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    format!(", {lo:.2}–{hi:.2}{unit} over {} rounds", v.len())
+}
+
+/// The median of `v` (the mean of the middle two for an even count).
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
+}
+
+/// Generates the workload's whole stream and drops it; returns its pages and accesses.
+fn generate(spec: &WorkloadSpec) -> Result<(u64, u64)> {
+    let mut wl = workload::build(spec)?;
     let pages = wl.pages();
     let mut buf: Vec<Access> = Vec::with_capacity(4096);
     let mut n = 0u64;
@@ -68,57 +172,52 @@ pub fn run_bench(a: BenchArgs) -> Result<()> {
         buf.clear();
         let got = wl.try_fill(&mut buf, 4096)?;
         if got == 0 {
-            break;
+            return Ok((pages, n));
         }
         n += got as u64;
     }
-    let base = n as f64 / t.elapsed().as_secs_f64();
-    println!("{} {} pages, {} accesses, machine {}, ratio {}:{}", spec.name, pages, n, cfg.name, a.ratio.0, a.ratio.1);
-    println!("  {:<20} {:>8.1} M accesses/s  (baseline)", "generate only", base / 1e6);
-    for name in &a.policies {
-        let run_spec = RunSpec {
-            machine: cfg.clone(),
-            ratio: a.ratio,
-            workload: spec.clone(),
-            seed: a.machine.seed,
-            scale: a.machine.scale(),
-            follow_clock: a.machine.follow_clock(),
-            prefault: !a.machine.no_prefault,
-            cache_mode: a.machine.cache_mode,
-            measure_acr: a.machine.access_count_ratio,
-            measure_hot: false,
-        };
-        let t = Instant::now();
-        let r = run(&run_spec, Subject::Named(name.clone()), &mut |_| {})?;
-        let rate = r.accesses as f64 / t.elapsed().as_secs_f64();
-        println!(
-            "  {:<20} {:>8.1} M accesses/s  ({:.2}x of baseline; hit ratio {:.3})",
-            name,
-            rate / 1e6,
-            rate / base,
-            r.fast_hit_ratio
-        );
-        if let Some(path) = &against {
-            let algo = libcachesim::counterpart(name).expect("checked before the runs");
-            let theirs = libcachesim::measure(&a.python, path, algo, r.fast_pages, r.accesses)?;
-            let same = (theirs.miss_ratio * r.accesses as f64).round() == (r.miss_ratio * r.accesses as f64).round();
-            println!(
-                "  {:<20} {:>8.1} M accesses/s  (tierkit {name} / libCacheSim: {:.2}x; miss ratio {:.6} vs {:.6}: {})",
-                format!("libCacheSim {algo}"),
-                theirs.requests_per_sec / 1e6,
-                rate / theirs.requests_per_sec,
-                r.miss_ratio,
-                theirs.miss_ratio,
-                if same { "identical" } else { "DIFFERENT" }
-            );
-            if !same {
-                bail!("{name} and libCacheSim {algo} disagree on the miss ratio: the comparison is void");
-            }
-        }
-    }
-    Ok(())
 }
 
+/// One timed policy over the rounds.
+struct Subject {
+    name: String,
+    /// Accesses per second, and the ratio to the same round's baseline, per round.
+    rates: Vec<f64>,
+    ratios: Vec<f64>,
+    /// libCacheSim's requests per second and tierkit's ratio to it, per round.
+    against: Vec<(f64, f64)>,
+    hit_ratio: Option<f64>,
+    miss_ratio: f64,
+    their_miss_ratio: f64,
+}
+
+impl Subject {
+    fn new(name: &str) -> Self {
+        Self {
+            name: name.to_string(),
+            rates: Vec::new(),
+            ratios: Vec::new(),
+            against: Vec::new(),
+            hit_ratio: None,
+            miss_ratio: 0.0,
+            their_miss_ratio: 0.0,
+        }
+    }
+
+    /// Adds a round; every round of a deterministic run must reach the same result.
+    fn add(&mut self, rate: f64, base: f64, r: &tierkit_sim::result::RunResult) -> Result<()> {
+        if let Some(h) = self.hit_ratio {
+            if h.to_bits() != r.fast_hit_ratio.to_bits() || self.miss_ratio.to_bits() != r.miss_ratio.to_bits() {
+                bail!("{}: a repeated run reached another result (hit ratio {h} then {}): the simulation is not deterministic", self.name, r.fast_hit_ratio);
+            }
+        }
+        self.hit_ratio = Some(r.fast_hit_ratio);
+        self.miss_ratio = r.miss_ratio;
+        self.rates.push(rate);
+        self.ratios.push(rate / base);
+        Ok(())
+    }
+}
 /// The oracleGeneral trace `--against libcachesim` replays, after checking that the
 /// comparison means something.
 fn libcachesim_trace(a: &BenchArgs, spec: &WorkloadSpec) -> Result<String> {

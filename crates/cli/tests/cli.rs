@@ -123,6 +123,31 @@ fn rows_that_beat_the_hit_ratio_oracle_under_contention_are_marked() {
 }
 
 #[test]
+fn bench_times_every_subject_in_rounds_and_reports_the_runs_hit_ratio() {
+    let (ok, out, err) = tierkit(&with_small(&["bench", "--policies", "none,lru", "--ratio", "1:8", "--repeat", "2"]));
+    assert!(ok, "{err}");
+    let line =
+        |name: &str| out.lines().find(|l| l.trim_start().starts_with(name)).unwrap_or_else(|| panic!("{name}: {out}"));
+    assert!(
+        line("generate only").contains("(baseline, ") && line("generate only").ends_with(" over 2 rounds)"),
+        "{out}"
+    );
+    // The hit ratio is the run's own: the same as `sim` reports for the same cell.
+    let (ok, json, err) =
+        tierkit(&with_small(&["sim", "--workload", "zipf", "--policy", "lru", "--ratio", "1:8", "--json"]));
+    assert!(ok, "{err}");
+    let at = json.find("\"fast_hit_ratio\": ").unwrap() + 18;
+    let hit: f64 = json[at..].split([',', '\n']).next().unwrap().parse().unwrap();
+    for name in ["none", "lru"] {
+        let l = line(name);
+        assert!(l.contains("x of baseline, ") && l.contains("x over 2 rounds; hit ratio "), "{l}");
+    }
+    assert!(line("lru").ends_with(&format!("hit ratio {hit:.3})")), "{out} against {hit}");
+    let (ok, _, err) = tierkit(&with_small(&["bench", "--repeat", "0"]));
+    assert!(!ok && err.contains("--repeat"), "{err}");
+}
+
+#[test]
 fn sim_writes_json_and_a_timeline() {
     let dir = std::env::temp_dir().join(format!("tierkit-timeline-{}", std::process::id()));
     let d = dir.to_str().unwrap();
