@@ -44,6 +44,18 @@ impl LatencyCurve {
         let u = u.clamp(0.0, self.u_max);
         1.0 + self.a * (u / (1.0 - u)).powf(self.b)
     }
+
+    /// The multiplier at utilization `u` and its derivative in `u`: `a·b·x^b / (x·(1-u)²)`
+    /// with `x = u / (1 - u)`, zero where the cap holds the curve flat and at `u = 0`
+    /// (where the derivative is infinite for `b < 1`, and the curve's lower end is held).
+    #[inline]
+    pub fn factor_and_slope(&self, u: f64) -> (f64, f64) {
+        let capped = u.clamp(0.0, self.u_max);
+        let x = capped / (1.0 - capped);
+        let p = x.powf(self.b);
+        let slope = if capped == u && x > 0.0 { self.a * self.b * p / (x * (1.0 - u) * (1.0 - u)) } else { 0.0 };
+        (1.0 + self.a * p, slope)
+    }
 }
 
 #[cfg(test)]
@@ -60,5 +72,21 @@ mod tests {
         // Latency already rises well below saturation, and is capped.
         assert!(c.factor(0.3) > 1.5 && c.factor(0.0) == 1.0);
         assert_eq!(c.factor(2.0), c.factor(0.95));
+    }
+
+    #[test]
+    fn the_slope_is_the_curves_derivative() {
+        for curve in [LatencyCurve::default(), LatencyCurve { a: 0.7, b: 0.8, u_max: 0.9 }] {
+            for u in [0.01, 0.2, 0.5, 0.7, 0.85] {
+                let (f, slope) = curve.factor_and_slope(u);
+                assert_eq!(f.to_bits(), curve.factor(u).to_bits());
+                let h = 1e-6;
+                let numeric = (curve.factor(u + h) - curve.factor(u - h)) / (2.0 * h);
+                assert!((slope / numeric - 1.0).abs() < 1e-5, "{curve:?} u={u}: {slope} vs {numeric}");
+            }
+            // Flat beyond the cap and held at zero.
+            assert_eq!(curve.factor_and_slope(0.97).1, 0.0);
+            assert_eq!(curve.factor_and_slope(0.0), (1.0, 0.0));
+        }
     }
 }

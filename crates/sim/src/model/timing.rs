@@ -18,7 +18,8 @@
 //! of wall time, where `L_t` is the loaded latency ([`super::LatencyCurve`]) at
 //! utilization `u_t`: the faster the interval runs, the higher the utilization and the
 //! latency. The interval's wall time is the fixed point `W = W_app(W)`, found by
-//! bisection (`W - W_app(W)` is increasing, so the root is unique), but never shorter
+//! Newton's method within a bracket (`W - W_app(W)` is increasing, so the root is
+//! unique), but never shorter
 //! than the bandwidth bound at which any tier would pass the curve's `u_max`. Stalls are
 //! time threads spend blocked (hint faults); mechanism CPU is tiering work (sampling,
 //! scanning, migration) that competes for the application's cores.
@@ -83,62 +84,84 @@ pub fn stall_ns(cfg: &MachineConfig, demand: &Demand, latency_ns: &[f64]) -> f64
     stall
 }
 
+/// Relative size of the last Newton step at which the wall time is taken as found: the
+/// root is then much closer than that, Newton's error squaring with each step.
+const CONVERGED: f64 = 1e-10;
+
 /// Solves `demand` on `cfg`.
 pub fn solve(cfg: &MachineConfig, demand: &Demand) -> Timing {
     let tiers = &cfg.tiers;
-    let bytes: Vec<f64> = (0..tiers.len())
-        .map(|t| {
-            64.0 * demand.accesses.get(t).copied().unwrap_or(0) as f64
-                + demand.migration_bytes.get(t).copied().unwrap_or(0) as f64
+    let mut fixed = demand.stall_ns + demand.mechanism_cpu_ns + demand.compute_ns;
+    // Per tier: the utilization is `traffic / W + background`, and the misses wait
+    // `weight · L_t(u)`: the unloaded latency times Σ_k n_t,k / N_k.
+    let loads: Vec<(f64, f64, f64)> = tiers
+        .iter()
+        .enumerate()
+        .map(|(t, tier)| {
+            let bytes = 64.0 * demand.accesses.get(t).copied().unwrap_or(0) as f64
+                + demand.migration_bytes.get(t).copied().unwrap_or(0) as f64;
+            let mut weight = 0.0;
+            for (n, mlp) in demand.by_class(t, cfg) {
+                fixed += n * cfg.app.compute_ns;
+                weight += n / mlp;
+            }
+            // GB/s is bytes per ns.
+            (bytes / tier.bandwidth_gbps, tier.background_gbps / tier.bandwidth_gbps, weight * tier.latency_ns)
         })
         .collect();
-    // GB/s is bytes per ns.
-    let util = |t: usize, wall: f64| {
-        bytes[t] / (wall * tiers[t].bandwidth_gbps) + tiers[t].background_gbps / tiers[t].bandwidth_gbps
-    };
-    let app = |wall: f64| -> f64 {
-        let mut thread_ns = demand.stall_ns + demand.mechanism_cpu_ns + demand.compute_ns;
-        for (t, tier) in tiers.iter().enumerate() {
-            let latency = tier.latency_ns * cfg.curve.factor(util(t, wall));
-            for (n, mlp) in demand.by_class(t, cfg) {
-                thread_ns += n * (cfg.app.compute_ns + latency / mlp);
-            }
+    let threads = cfg.app.threads as f64;
+    // The application's time at wall time `w`, and its derivative in `w`.
+    let app = |w: f64| -> (f64, f64) {
+        let (mut time, mut slope) = (fixed, 0.0);
+        for &(traffic, background, weight) in &loads {
+            let (factor, df) = cfg.curve.factor_and_slope(traffic / w + background);
+            time += weight * factor;
+            slope -= weight * df * traffic / (w * w);
         }
-        thread_ns / cfg.app.threads as f64
+        (time / threads, slope / threads)
     };
     // The bandwidth bound: the shortest wall time keeping every tier at or below u_max.
     let mut lo = 1e-9f64;
-    for (t, tier) in tiers.iter().enumerate() {
-        let spare = ((cfg.curve.u_max - tier.background_gbps / tier.bandwidth_gbps) * tier.bandwidth_gbps)
-            .max(1e-3 * tier.bandwidth_gbps);
-        lo = lo.max(bytes[t] / spare);
+    for &(traffic, background, _) in &loads {
+        lo = lo.max(traffic / (cfg.curve.u_max - background).max(1e-3));
     }
-    let wall = if lo >= app(lo) {
-        lo
-    } else {
-        let mut hi = app(lo);
-        let mut lo = lo;
-        for _ in 0..100 {
-            let mid = 0.5 * (lo + hi);
-            if mid >= app(mid) {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-            if hi - lo <= 1e-9 * hi {
-                break;
-            }
-        }
-        hi
-    };
-    let utilization: Vec<f64> = (0..tiers.len()).map(|t| util(t, wall)).collect();
+    let at_lo = app(lo).0;
+    let wall = if lo >= at_lo { lo } else { root(app, lo, at_lo) };
+    let utilization: Vec<f64> = loads.iter().map(|&(traffic, background, _)| traffic / wall + background).collect();
     let latency_ns = tiers.iter().zip(&utilization).map(|(tier, &u)| tier.latency_ns * cfg.curve.factor(u)).collect();
     Timing { wall_ns: wall, latency_ns, utilization }
+}
+
+/// The root of `g(w) = w - app(w)` in `(lo, hi]`, where `g(lo) < 0 <= g(hi)`: Newton's
+/// method from `hi` (`g' = 1 - app' >= 1`, as `app` falls as `w` grows), kept inside the
+/// bracket the evaluations narrow, bisecting where a step would leave it.
+fn root(app: impl Fn(f64) -> (f64, f64), mut lo: f64, mut hi: f64) -> f64 {
+    let mut w = hi;
+    for _ in 0..100 {
+        let (time, slope) = app(w);
+        let g = w - time;
+        if g >= 0.0 {
+            hi = w;
+        } else {
+            lo = w;
+        }
+        let step = g / (1.0 - slope);
+        if step.abs() <= CONVERGED * w {
+            return (w - step).clamp(lo, hi);
+        }
+        let next = w - step;
+        w = if next > lo && next < hi { next } else { 0.5 * (lo + hi) };
+        if hi - lo <= 1e-9 * hi {
+            break;
+        }
+    }
+    hi
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::LatencyCurve;
 
     fn demand(fast: u64, slow: u64) -> Demand {
         Demand { accesses: vec![fast, slow], migration_bytes: vec![0, 0], ..Default::default() }
@@ -196,6 +219,57 @@ mod tests {
         assert!(wall(&classed(0, n)) < wall(&classed(0, 0)) && wall(&classed(0, 0)) < wall(&classed(n, 0)));
         // A lone thread's dependent chain runs at compute + unloaded latency per miss.
         assert!((wall(&classed(n, 0)) / n as f64 - (20.0 + 124.0)).abs() < 1.0);
+    }
+
+    /// The application's time at wall time `w`, computed as the model defines it, term by
+    /// term, independently of the solver's own sums.
+    fn app_at(cfg: &MachineConfig, d: &Demand, w: f64) -> f64 {
+        let mut thread_ns = d.stall_ns + d.mechanism_cpu_ns + d.compute_ns;
+        for (t, tier) in cfg.tiers.iter().enumerate() {
+            let bytes = 64.0 * d.accesses[t] as f64 + d.migration_bytes[t] as f64;
+            let u = bytes / (w * tier.bandwidth_gbps) + tier.background_gbps / tier.bandwidth_gbps;
+            let latency = tier.latency_ns * cfg.curve.factor(u);
+            for (n, mlp) in d.by_class(t, cfg) {
+                thread_ns += n * (cfg.app.compute_ns + latency / mlp);
+            }
+        }
+        thread_ns / cfg.app.threads as f64
+    }
+
+    #[test]
+    fn the_wall_time_is_the_fixed_point_or_the_bandwidth_bound() {
+        let mut rng = tierkit_core::dist::Rng::new(7);
+        let mut bound = 0;
+        for i in 0..2000 {
+            let mut cfg = MachineConfig::preset(["cxl", "cxl-slow", "numa"][i % 3]).unwrap();
+            cfg.app.threads = 1 + rng.below(64) as u32;
+            cfg.tiers[0].background_gbps = rng.next_f64() * 0.8 * cfg.tiers[0].bandwidth_gbps;
+            if i % 4 == 0 {
+                // A curve of another shape: concave below b = 1.
+                cfg.curve = LatencyCurve { a: 0.2 + 2.0 * rng.next_f64(), b: 0.5 + rng.next_f64(), u_max: 0.9 };
+            }
+            let n = |rng: &mut tierkit_core::dist::Rng| rng.below(10_000_000);
+            let accesses = vec![n(&mut rng), n(&mut rng)];
+            let d = Demand {
+                dependent: vec![rng.below(accesses[0] + 1), 0],
+                streaming: vec![0, rng.below(accesses[1] + 1)],
+                accesses,
+                migration_bytes: vec![4096 * rng.below(1000), 4096 * rng.below(1000)],
+                stall_ns: 1e6 * rng.next_f64(),
+                mechanism_cpu_ns: 1e6 * rng.next_f64(),
+                compute_ns: 0.0,
+            };
+            let t = solve(&cfg, &d);
+            let app = app_at(&cfg, &d, t.wall_ns);
+            if t.utilization.iter().any(|&u| u > cfg.curve.u_max - 1e-9) {
+                // Bandwidth-bound: the application alone would finish sooner.
+                bound += 1;
+                assert!(app <= t.wall_ns * (1.0 + 1e-9), "{d:?}: {} against {app}", t.wall_ns);
+            } else {
+                assert!((t.wall_ns / app - 1.0).abs() < 1e-9, "{cfg:?} {d:?}: {} against {app}", t.wall_ns);
+            }
+        }
+        assert!(bound > 0 && bound < 2000, "both regimes are exercised: {bound} bound");
     }
 
     #[test]
