@@ -13,16 +13,20 @@
 //! so a false stream would need `confirm` ascending samples within a small gap of each
 //! other before `slots` unrelated samples evict it.
 
+use std::collections::VecDeque;
 use std::ops::Range;
 
 use crate::types::{Nanos, Page};
+
+/// The most slots a detector follows: one bit each in a word.
+pub const MAX_SLOTS: usize = 64;
 
 /// Parameters of [`StreamDetector`].
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct StreamParams {
     /// Candidate streams followed at once (16, like a hardware stream prefetcher's
-    /// table).
+    /// table; at most [`MAX_SLOTS`]).
     pub slots: usize,
     /// The largest forward step, in pages, between two samples of one stream (64: a
     /// sampled sweep skips pages between samples).
@@ -66,8 +70,6 @@ struct Stream {
     backs: u32,
     /// Pages below this have been handed out for prefetching.
     ahead: Page,
-    /// The detector's sample counter when it last advanced (for replacement).
-    touched: u64,
     /// [`StreamDetector::confirmed`], kept current.
     confirmed: bool,
 }
@@ -95,16 +97,26 @@ pub struct StreamDetector {
     params: StreamParams,
     streams: Vec<Stream>,
     /// Per slot, the pages a sample can interact with it over (`min(first, last - gap)`
-    /// to `max(last + gap, ahead)`) and when it last advanced, kept beside the slots so
-    /// the common case (a sample near no stream) is one tight pass over 24 bytes a slot.
-    spans: Vec<(Page, Page, u64)>,
-    clock: u64,
+    /// to `max(last + gap, ahead)`), kept beside the slots in two arrays so that the
+    /// common case (a sample near no stream) is one branch-free pass over 16 bytes a slot.
+    lo: Vec<Page>,
+    hi: Vec<Page>,
+    /// The slots from the least recently advanced (or started) to the most: a stream
+    /// replaces the first.
+    order: VecDeque<usize>,
 }
 
 impl StreamDetector {
     /// A detector with `params.slots` empty slots.
     pub fn new(params: StreamParams) -> Self {
-        Self { streams: Vec::with_capacity(params.slots), spans: Vec::with_capacity(params.slots), params, clock: 0 }
+        let n = params.slots;
+        Self {
+            streams: Vec::with_capacity(n),
+            lo: Vec::with_capacity(n),
+            hi: Vec::with_capacity(n),
+            order: VecDeque::with_capacity(n),
+            params,
+        }
     }
 
     /// Observes a sample of `page` at `time`, in one pass over the slots (this runs for
@@ -113,17 +125,16 @@ impl StreamDetector {
     /// advances a confirmed sweep, the pages newly worth prefetching (ahead of it, never
     /// handed out before) with the sweep's density: samples per page it has covered.
     pub fn observe(&mut self, page: Page, time: Nanos) -> Observation {
-        self.clock += 1;
         let gap = self.params.max_gap;
-        let (mut advance, mut behind, mut oldest, mut in_sweep) = (None, None, 0, false);
-        let mut oldest_touched = u64::MAX;
-        for (i, &(lo, hi, touched)) in self.spans.iter().enumerate() {
-            if touched < oldest_touched {
-                (oldest, oldest_touched) = (i, touched);
-            }
-            if page < lo || page > hi {
-                continue;
-            }
+        // The slots whose span holds the page, one bit each.
+        let mut near = 0u64;
+        for (i, (&lo, &hi)) in self.lo.iter().zip(&self.hi).enumerate() {
+            near |= ((lo <= page) as u64 & (page <= hi) as u64) << i;
+        }
+        let (mut advance, mut behind, mut in_sweep) = (None, None, false);
+        while near != 0 {
+            let i = near.trailing_zeros() as usize;
+            near &= near - 1;
             let s = &self.streams[i];
             if page > s.last {
                 if advance.is_none() && page - s.last <= gap {
@@ -141,10 +152,11 @@ impl StreamDetector {
             s.last_time = time;
             s.samples += 1;
             s.hits += 1;
-            s.touched = self.clock;
             s.confirmed = Self::confirmed(&params, s);
-            self.spans[i] = Self::span(s, gap);
+            self.renew(i);
+            let s = &mut self.streams[i];
             if !s.confirmed || s.last_time <= s.first_time {
+                self.set_span(i);
                 return Observation { prefetch: None, in_sweep };
             }
             let covered = s.last - s.first + 1;
@@ -158,7 +170,7 @@ impl StreamDetector {
                 s.ahead = to;
                 (from..to, s.hits as f64 / covered as f64)
             });
-            self.spans[i] = Self::span(s, gap);
+            self.set_span(i);
             return Observation { prefetch, in_sweep: true };
         }
         if let Some(i) = behind {
@@ -178,23 +190,37 @@ impl StreamDetector {
             hits: 1,
             backs: 0,
             ahead: 0,
-            touched: self.clock,
             confirmed: false,
         };
-        let span = Self::span(&fresh, gap);
-        if self.streams.len() < self.params.slots {
+        let i = if self.streams.len() < self.params.slots.min(MAX_SLOTS) {
             self.streams.push(fresh);
-            self.spans.push(span);
+            self.lo.push(0);
+            self.hi.push(0);
+            self.order.push_back(self.streams.len() - 1);
+            self.streams.len() - 1
         } else {
+            let oldest = self.order[0];
             self.streams[oldest] = fresh;
-            self.spans[oldest] = span;
-        }
+            self.renew(oldest);
+            oldest
+        };
+        self.set_span(i);
         Observation { prefetch: None, in_sweep }
     }
 
-    /// The pages a sample can interact with `s` over, and when it last advanced.
-    fn span(s: &Stream, gap: u64) -> (Page, Page, u64) {
-        (s.first.min(s.last.saturating_sub(gap)), s.last.saturating_add(gap).max(s.ahead), s.touched)
+    /// Makes slot `i` the most recently advanced.
+    fn renew(&mut self, i: usize) {
+        if let Some(at) = self.order.iter().position(|&j| j == i) {
+            self.order.remove(at);
+        }
+        self.order.push_back(i);
+    }
+
+    /// Stores the pages a sample can interact with slot `i` over.
+    fn set_span(&mut self, i: usize) {
+        let (s, gap) = (&self.streams[i], self.params.max_gap);
+        self.lo[i] = s.first.min(s.last.saturating_sub(gap));
+        self.hi[i] = s.last.saturating_add(gap).max(s.ahead);
     }
 
     fn confirmed(params: &StreamParams, s: &Stream) -> bool {
@@ -211,7 +237,8 @@ impl StreamDetector {
     /// Heap bytes of the slots.
     pub fn heap_bytes(&self) -> usize {
         self.streams.capacity() * std::mem::size_of::<Stream>()
-            + self.spans.capacity() * std::mem::size_of::<(Page, Page, u64)>()
+            + (self.lo.capacity() + self.hi.capacity()) * std::mem::size_of::<Page>()
+            + self.order.capacity() * std::mem::size_of::<usize>()
     }
 }
 
@@ -246,6 +273,33 @@ mod tests {
         let mut rng = crate::dist::Rng::new(7);
         let confirmed = (0..200_000u64).filter(|&t| d.observe(rng.below(1 << 20), t * 1000).prefetch.is_some()).count();
         assert_eq!(confirmed, 0);
+    }
+
+    #[test]
+    fn the_least_recently_advanced_stream_is_replaced() {
+        let run = |unrelated_after: u64| {
+            let mut d = StreamDetector::new(StreamParams::default());
+            let mut t = 0;
+            let mut at = |d: &mut StreamDetector, page: Page| {
+                t += MILLISECOND;
+                d.observe(page, t)
+            };
+            // The sweep starts first, then 15 unrelated samples fill the other slots.
+            at(&mut d, 1000);
+            for k in 1..16u64 {
+                at(&mut d, k << 30);
+            }
+            // Advancing makes the sweep the most recent, although it started first.
+            at(&mut d, 1030);
+            at(&mut d, 1060);
+            for k in 0..unrelated_after {
+                at(&mut d, (100 + k) << 30);
+            }
+            at(&mut d, 1090).prefetch.is_some()
+        };
+        // Fifteen newer streams evict the fifteen others; the sixteenth evicts the sweep.
+        assert!(run(15), "the sweep's fourth sample confirms it");
+        assert!(!run(16), "evicted: its fourth sample starts afresh");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The parameters of tierkit's policy and the ranges they must keep.
 
 use super::MAX_COUNT;
+use crate::policies::streams::MAX_SLOTS;
 use crate::policies::{check_demotion_scan, LedgerParams, PolicySetup, StreamParams};
 use crate::ParamError;
 
@@ -156,8 +157,12 @@ impl TierkitParams {
             return Err(ParamError::new("exchange_margin", p.exchange_margin, "noise widths >= 0"));
         }
         if let Some(sp) = &p.streams {
-            if sp.slots == 0 || sp.max_gap == 0 || sp.confirm < 2 || sp.max_ahead == 0 {
-                return Err(ParamError::new("streams", sp.slots, "slots, max_gap, max_ahead >= 1 and confirm >= 2"));
+            if !(1..=MAX_SLOTS).contains(&sp.slots) || sp.max_gap == 0 || sp.confirm < 2 || sp.max_ahead == 0 {
+                return Err(ParamError::new(
+                    "streams",
+                    sp.slots,
+                    "1 <= slots <= 64, max_gap and max_ahead >= 1, and confirm >= 2",
+                ));
             }
         }
         if setup.fast_pages == 0 {
