@@ -180,7 +180,7 @@ impl<'s> Run<'s> {
             for page in 0..self.pages {
                 let fast_ok = self.oracle.as_ref().is_none_or(|o| o.wants_fast(page));
                 let t = self.machine.first_touch(page, fast_ok);
-                self.sources.on_alloc(page, self.wl.kind(page), t, &mut self.events);
+                self.sources.on_alloc(page, || self.wl.kind(page), t, &mut self.events);
             }
         }
     }

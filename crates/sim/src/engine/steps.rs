@@ -192,7 +192,7 @@ impl Run<'_> {
             None => {
                 let fast_ok = self.oracle.as_ref().is_none_or(|o| o.wants_fast(a.page));
                 let t = self.machine.first_touch(a.page, fast_ok);
-                self.sources.on_alloc(a.page, self.wl.kind(a.page), t, &mut self.events);
+                self.sources.on_alloc(a.page, || self.wl.kind(a.page), t, &mut self.events);
                 self.misses += (t == 0) as u64; // a first touch of the slow tier is counted below
                 t
             }

@@ -104,11 +104,12 @@ impl Sources {
         }
     }
 
-    /// A page was touched for the first time.
+    /// A page was touched for the first time (its kind is asked only when a policy
+    /// wants allocations).
     #[inline]
-    pub(crate) fn on_alloc(&self, page: u64, kind: PageKind, tier: u8, events: &mut Vec<Event>) {
+    pub(crate) fn on_alloc(&self, page: u64, kind: impl FnOnce() -> PageKind, tier: u8, events: &mut Vec<Event>) {
         if self.allocations {
-            events.push(Event::Alloc { page, kind, tier: TierId(tier) });
+            events.push(Event::Alloc { page, kind: kind(), tier: TierId(tier) });
         }
     }
 

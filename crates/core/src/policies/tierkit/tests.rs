@@ -373,5 +373,8 @@ fn parameters_are_checked() {
     assert_eq!(check(TierkitParams { stall_share: f64::NAN, ..d }), "stall_share");
     let no_slots = StreamParams { slots: 0, ..Default::default() };
     assert_eq!(check(TierkitParams { streams: Some(no_slots), ..d }), "streams");
+    // One bit a slot in a word.
+    let too_many = StreamParams { slots: 65, ..Default::default() };
+    assert_eq!(check(TierkitParams { streams: Some(too_many), ..d }), "streams");
     assert_eq!(TierkitPolicy::new(d, &PolicySetup { fast_pages: 0, pages: 1 }).unwrap_err().param, "fast_pages");
 }
