@@ -41,7 +41,7 @@ APPEND="$APPEND memmap=0x1e0000%${TAIL}-1+2 memhp_default_state=online_movable"
 # (tierkit's own simulator, one thread) and compares its rate with this one from the host.
 # Best of three on each side (the host's rate varied 13-20 M/s between single runs).
 if [ $SUITE = bench ]; then
-    REF_BENCH="bench --policies tierkit --pages 65536 --accesses 5000000"
+    REF_BENCH="bench --policies tierkit --pages 65536 --accesses 5000000 --repeat 1"
     HOST_REF=$(for i in 1 2 3; do target/release/tierkit $REF_BENCH 2>/dev/null; done |
         awk '$1 == "tierkit" && $2 > best { best = $2 } END { print best + 0 }')
     APPEND="$APPEND vmtest_host_ref=${HOST_REF:-0}"

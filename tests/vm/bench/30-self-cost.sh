@@ -1,6 +1,6 @@
 #!/bin/sh
 #   tcg-slowdown  the emulation's slowdown: tierkit's own simulator benchmark (one thread,
-#                 CPU-bound: `tierkit bench --policies tierkit --pages 65536 --accesses 5000000`)
+#                 CPU-bound: `tierkit bench --policies tierkit --pages 65536 --accesses 5000000 --repeat 1`)
 #                 in the guest against the same command on the host, best of three on each side
 #                 (run.sh --bench passes the host's rate as vmtest_host_ref on the kernel command
 #                 line).
@@ -22,7 +22,7 @@ ticks() { [ -n "$1" ] && awk '{ print $14 + $15 }' /proc/$1/stat 2>/dev/null; } 
 
 # --- The emulation's slowdown (nothing else runs now).
 host_ref=$(sed -n 's/.*vmtest_host_ref=\([0-9.]*\).*/\1/p' /proc/cmdline)
-guest_ref=$(for i in 1 2 3; do tierkit bench --policies tierkit --pages 65536 --accesses 5000000 2>/dev/null; done |
+guest_ref=$(for i in 1 2 3; do tierkit bench --policies tierkit --pages 65536 --accesses 5000000 --repeat 1 2>/dev/null; done |
     awk '$1 == "tierkit" && $2 > best { best = $2 } END { print best + 0 }')
 slowdown=$(awk -v h="${host_ref:-0}" -v g="${guest_ref:-0}" 'BEGIN { printf "%.1f", (g > 0 ? h / g : 0) }')
 bench tcg-slowdown host_m_accesses_per_s=${host_ref:-0} guest_m_accesses_per_s=${guest_ref:-0} factor=$slowdown
