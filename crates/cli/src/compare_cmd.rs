@@ -94,7 +94,7 @@ pub fn sim(a: SimArgs) -> Result<()> {
     let spec = a.size.apply(WorkloadSpec::new(&a.workload, 65_536, 3_000_000, a.machine.seed))?;
     let grid = a.machine.grid(vec![spec], vec![a.ratio], vec![a.policy])?;
     let rows = compare(&grid, 2, &|_, _, _| {})?;
-    emit(&rows, a.json, false, a.timeline.as_deref())
+    emit(&rows, a.json, false, a.timeline.as_deref(), placement(&a.machine))
 }
 
 /// Runs `tierkit compare`.
@@ -137,7 +137,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
         bar.set_message(label.to_string());
     })?;
     bar.finish();
-    emit(&rows, a.json, a.csv, a.timeline.as_deref())
+    emit(&rows, a.json, a.csv, a.timeline.as_deref(), placement(&a.machine))
 }
 
 /// The traces `--corpus` names: each directory's `*.tktrace` files (sorted) and each file.
@@ -181,7 +181,21 @@ pub fn write_json(mut out: impl Write, rows: &[Row]) -> Result<()> {
     Ok(())
 }
 
-fn emit(rows: &[Row], json: bool, csv: bool, timeline: Option<&str>) -> Result<()> {
+/// Where a replay puts each page before its first access, for the table's header: a
+/// trace records accesses, not allocations, so its pages are either all placed before
+/// the stream (the default) or each at its first access.
+fn placement(m: &MachineArgs) -> &'static str {
+    if m.cache_mode {
+        "each page at its first access (a cache)"
+    } else if m.no_prefault {
+        "each page at its first access in the trace (--no-prefault)"
+    } else {
+        "every page touched once, in address order, before the stream, as if the program had \
+         allocated all of them before the trace began (--no-prefault: each at its first access)"
+    }
+}
+
+fn emit(rows: &[Row], json: bool, csv: bool, timeline: Option<&str>, placement: &str) -> Result<()> {
     if let Some(dir) = timeline {
         write_timelines(rows, Path::new(dir))?;
     }
@@ -191,7 +205,7 @@ fn emit(rows: &[Row], json: bool, csv: bool, timeline: Option<&str>) -> Result<(
     } else if csv {
         result_csv::write_summary(&mut out, rows)?;
     } else {
-        table(&mut out, rows)?;
+        table(&mut out, rows, placement)?;
         summary::write(&mut out, rows, |r| {
             format!("{} {}:{}", workload_label(&r.result), r.result.ratio.0, r.result.ratio.1)
         })?;
@@ -199,7 +213,7 @@ fn emit(rows: &[Row], json: bool, csv: bool, timeline: Option<&str>) -> Result<(
     Ok(())
 }
 
-fn table(out: &mut impl Write, rows: &[Row]) -> Result<()> {
+fn table(out: &mut impl Write, rows: &[Row], placement: &str) -> Result<()> {
     let mut last = String::new();
     for r in rows {
         let x = &r.result;
@@ -218,6 +232,9 @@ fn table(out: &mut impl Write, rows: &[Row]) -> Result<()> {
             let (shortest, longest) = (span(|r| r.result.wall_ns), -span(|r| -r.result.wall_ns));
             writeln!(out, "{} on {} ({} pages, {} accesses)", group, x.machine, x.pages, x.accesses)?;
             writeln!(out, "  time base: {}; runs span {} to {}", x.time_base, secs(shortest), secs(longest))?;
+            if x.workload == "trace" {
+                writeln!(out, "  placement: {placement}")?;
+            }
             let short: Vec<&str> = cell
                 .iter()
                 .filter(|r| (r.result.horizon_ns as f64) > r.result.wall_ns)

@@ -245,6 +245,16 @@ fn a_trace_is_written_converted_described_and_compared() {
     assert_eq!(by_flag, by_workload);
     let (ok, _, err) = tierkit(&["compare", "--trace", native, "--workload", "zipf"]);
     assert!(!ok && err.contains("cannot be used with"), "{err}");
+    // The table says where the replay put the pages before their first access.
+    let placement = |extra: &[&str]| {
+        let mut all = vec!["compare", "--policies", "none", "--ratios", "1:8", "--trace", native];
+        all.extend_from_slice(extra);
+        let (ok, out, err) = tierkit(&all);
+        assert!(ok, "{err}");
+        out.lines().find(|l| l.starts_with("  placement: ")).map(str::to_string).unwrap_or_else(|| panic!("{out}"))
+    };
+    assert!(placement(&[]).contains("before the stream"), "{}", placement(&[]));
+    assert!(placement(&["--no-prefault"]).contains("each page at its first access in the trace"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
