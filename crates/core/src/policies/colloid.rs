@@ -85,7 +85,7 @@ enum Mode {
     Demote { budget: f64, pages: u64 },
 }
 
-/// Colloid over a base policy; see the [module documentation](self).
+/// Colloid over a base policy; see the module documentation.
 pub struct ColloidPolicy {
     params: ColloidParams,
     base: Box<dyn Policy>,

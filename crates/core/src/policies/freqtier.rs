@@ -54,7 +54,7 @@ pub struct FreqTierParams {
     /// Hash functions per page (k = 4, the sizing HybridTier §4.2 uses with the same
     /// error rate).
     pub hashes: u32,
-    /// FreqTier §V-A halves every counter periodically, "similar to [16]" (TinyLFU),
+    /// FreqTier §V-A halves every counter periodically, "similar to \[16\]" (TinyLFU),
     /// which halves after a sample of W additions. The paper gives no period; W = 160
     /// samples per fast-tier page (16 per 4-bit counter range, times 10) is the
     /// authors' own choice in their HybridTier artifact (`SAMPLE_SIZE`). A sample count

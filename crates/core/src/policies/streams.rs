@@ -19,14 +19,14 @@ use std::ops::Range;
 use crate::types::{Nanos, Page};
 
 /// The most slots a detector follows: one bit each in a word.
-pub const MAX_SLOTS: usize = 64;
+pub(crate) const MAX_SLOTS: usize = 64;
 
 /// Parameters of [`StreamDetector`].
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct StreamParams {
     /// Candidate streams followed at once (16, like a hardware stream prefetcher's
-    /// table; at most [`MAX_SLOTS`]).
+    /// table; at most 64, one bit each in a word).
     pub slots: usize,
     /// The largest forward step, in pages, between two samples of one stream (64: a
     /// sampled sweep skips pages between samples).

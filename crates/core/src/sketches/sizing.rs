@@ -1,7 +1,7 @@
 //! Sizing and expected error of counting Bloom filters.
 //!
 //! HybridTier §4.2 sizes its filters with the Bloom-filter calculator formula it cites
-//! (Hurst, [30]): `r = -k / ln(1 - p^(1/k))` counters per item and `m = ceil(n · r)`.
+//! (Hurst, \[30\]): `r = -k / ln(1 - p^(1/k))` counters per item and `m = ceil(n · r)`.
 //! (The paper prints `exp(-log(p)/k)`; the sign is a typo — `p^(1/k) = exp(ln(p)/k)` is
 //! the formula of the cited calculator, and the only one for which `m` is finite.)
 //! HybridTier and FreqTier set `k = 4`, `p = 0.001` and `n` = the fast tier's pages.

@@ -9,8 +9,8 @@
 //! [`tierkit_core::Driver`], the loop the live daemon drives its policies with too. A
 //! timeline records [`TIMELINE_POINTS`] equal slices of the run.
 //!
-//! A run's steps are named as they happen: `prepare` and `initialize` ([`setup`]), then
-//! per chunk `fill`, `accesses`, `time`, `drive` and `record` ([`steps`]), and `finish`.
+//! A run's steps are named as they happen: `prepare` and `initialize` (`setup.rs`), then
+//! per chunk `fill`, `accesses`, `time`, `drive` and `record` (`steps.rs`), and `finish`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -883,7 +883,7 @@ impl OracleGeneralTrace {
         self.ids.heap_bytes()
     }
 
-    /// Whether this replay reads the ids a previous one cached ([`id_cache`]).
+    /// Whether this replay reads the ids a previous one cached (`trace/id_cache.rs`).
     pub fn reads_cached_ids(&self) -> bool {
         self.cached.is_some()
     }

@@ -18,7 +18,7 @@ use crate::workload::{Access, Workload};
 /// accesses) to number its pages and count its accesses, keeping only the page map (a
 /// [`PageTable`], at most 2^32 pages); [`Workload::fill`] then reads it again,
 /// streaming. Opening the whole trace (no `limit`) also writes every access's page id
-/// beside it ([`id_cache`], `TRACE.tkids`, 4 bytes an access) and keeps no map: replays
+/// beside it (`trace/id_cache.rs`, `TRACE.tkids`, 4 bytes an access) and keeps no map: replays
 /// take the ids from there, and later openings of the same file read what the pass
 /// found from the cache's header instead of making the pass, whatever their `limit` as
 /// long as it covers the trace. Each access is word 0 of its page, a store when the
@@ -117,7 +117,7 @@ impl PageTrace {
     }
 
     /// Whether the replay reads the page ids the whole trace's numbering cached
-    /// ([`id_cache`]).
+    /// (`trace/id_cache.rs`).
     pub fn reads_cached_ids(&self) -> bool {
         matches!(self.ids, Ids::Cached(_))
     }

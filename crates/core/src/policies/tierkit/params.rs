@@ -5,7 +5,7 @@ use crate::policies::streams::MAX_SLOTS;
 use crate::policies::{check_demotion_scan, LedgerParams, PolicySetup, StreamParams};
 use crate::ParamError;
 
-/// Parameters of [`TierkitPolicy`].
+/// Parameters of [`TierkitPolicy`](super::TierkitPolicy).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct TierkitParams {
@@ -63,7 +63,7 @@ pub struct TierkitParams {
     /// Sequential-stream prefetching (`None` disables it).
     pub streams: Option<StreamParams>,
     /// The benefit ledger that sets how many pages may be promoted per tick from what
-    /// recent moves earned ([`Ledger`]); the sampling rate follows its allowance.
+    /// recent moves earned ([`Ledger`](crate::policies::Ledger)); the sampling rate follows its allowance.
     pub ledger: LedgerParams,
     /// Misses the application keeps in flight, over which a faster access's latency gain
     /// is shared: 4 (Colloid §3.1: of ~10 line-fill buffers per core, random-access code
