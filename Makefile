@@ -124,13 +124,15 @@ bench: build
 RESULTS_FLAGS ?= --suite paper --quick
 results: build $(PYENV)/.plots
 	target/release/tierkit compare --suite real --corpus corpus --json > target/real-results.json
+	target/release/tierkit compare --suite real --corpus corpus --no-prefault --json > target/real-results-first-access.json
 	target/release/tierkit compare $(RESULTS_FLAGS) --json > target/results.json
 	rm -rf target/shift-timeline
 	target/release/tierkit compare --workload hotset-shift --ratios 1:16 \
 		--policies oracle,freqtier,hybridtier,memtis,tpp,autonuma --timeline target/shift-timeline > /dev/null
 	$(PYENV)/bin/python tools/results.py target/results.json target/shift-timeline docs \
 		make results RESULTS_FLAGS="$(RESULTS_FLAGS)"
-	$(PYENV)/bin/python tools/real_results.py target/real-results.json corpus docs make results
+	$(PYENV)/bin/python tools/real_results.py --first-access target/real-results-first-access.json \
+		target/real-results.json corpus docs make results
 
 # The corpus of real programs (corpus/README.md): each program under tierkit's Valgrind tool
 # from its start marker, 5M records, gaps rounded for storage, with its sidecar. Takes hours
