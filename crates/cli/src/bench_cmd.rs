@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 use clap::Args;
-use tierkit_sim::engine::{run, RunSpec};
+use tierkit_sim::engine::{run, RunSpec, Subject};
 use tierkit_sim::workload::{self, Access, WorkloadSpec};
 
 use crate::args::parse_ratio;
@@ -74,7 +74,7 @@ pub fn run_bench(a: BenchArgs) -> Result<()> {
         measure_hot: false,
     };
     let mut base = Vec::new();
-    let mut subjects: Vec<Subject> = a.policies.iter().map(|p| Subject::new(p)).collect();
+    let mut subjects: Vec<Timed> = a.policies.iter().map(|p| Timed::new(p)).collect();
     for round in 0..a.repeat {
         // Baseline: generating the stream alone.
         let t = Instant::now();
@@ -89,7 +89,7 @@ pub fn run_bench(a: BenchArgs) -> Result<()> {
         }
         for s in &mut subjects {
             let t = Instant::now();
-            let r = run(&run_spec, tierkit_sim::engine::Subject::Named(s.name.clone()), &mut |_| {})?;
+            let r = run(&run_spec, Subject::Named(s.name.clone()), &mut |_| {})?;
             let ours = r.accesses as f64 / t.elapsed().as_secs_f64();
             s.add(ours, rate, &r)?;
             if let Some(path) = &against {
@@ -179,7 +179,7 @@ fn generate(spec: &WorkloadSpec) -> Result<(u64, u64)> {
 }
 
 /// One timed policy over the rounds.
-struct Subject {
+struct Timed {
     name: String,
     /// Accesses per second, and the ratio to the same round's baseline, per round.
     rates: Vec<f64>,
@@ -191,7 +191,7 @@ struct Subject {
     their_miss_ratio: f64,
 }
 
-impl Subject {
+impl Timed {
     fn new(name: &str) -> Self {
         Self {
             name: name.to_string(),

@@ -199,9 +199,10 @@ impl StreamDetector {
             self.order.push_back(self.streams.len() - 1);
             self.streams.len() - 1
         } else {
-            let oldest = self.order[0];
+            // The least recently advanced slot takes the new stream and becomes the newest.
+            let oldest = self.order.pop_front().expect("a full detector has slots");
+            self.order.push_back(oldest);
             self.streams[oldest] = fresh;
-            self.renew(oldest);
             oldest
         };
         self.set_span(i);

@@ -19,10 +19,10 @@
 //! utilization `u_t`: the faster the interval runs, the higher the utilization and the
 //! latency. The interval's wall time is the fixed point `W = W_app(W)`, found by
 //! Newton's method within a bracket (`W - W_app(W)` is increasing, so the root is
-//! unique), but never shorter
-//! than the bandwidth bound at which any tier would pass the curve's `u_max`. Stalls are
-//! time threads spend blocked (hint faults); mechanism CPU is tiering work (sampling,
-//! scanning, migration) that competes for the application's cores.
+//! unique), but never shorter than the bandwidth bound at which any tier would pass the
+//! curve's `u_max`. Stalls are time threads spend blocked (hint faults); mechanism CPU
+//! is tiering work (sampling, scanning, migration) that competes for the application's
+//! cores.
 
 use super::config::{MachineConfig, MlpClass};
 
